@@ -4,7 +4,7 @@
 //   stream_read_v1<U>: __ldg 16-byte loads, U in flight per thread, grid-stride.
 //   stream_read_v2<U>: the same with ld.global.nc.L1::no_allocate (bypass L1 allocation).
 //   noop: an empty kernel, to time the fixed cost of one launch inside a CUDA graph.
-#include <cstdint>
+// NOTE: no standard headers: NVRTC has none (uint4 and the integer types are built in).
 
 __device__ __forceinline__ uint4 ld_nc_na(const uint4* p) {
   uint4 v;
