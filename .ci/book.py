@@ -151,12 +151,39 @@ def _strip_remote_css(site):
         if t2 != t: css.write_text(t2)
 
 
+def execute(dst):
+    "Run every notebook as the tests do (cells flagged in tst_flags skipped) and save it with its outputs into DST."
+    from nbdev.process import NBProcessor
+    from nbdev.frontmatter import FrontmatterProc
+    from nbdev.config import get_config
+    from execnb.nbio import write_nb
+    from execnb.shell import CaptureShell
+    flags = set(get_config().tst_flags.split())
+    def skip(cell):
+        if cell.cell_type != "code": return True
+        d = getattr(cell, "directives_", {}) or {}
+        return d.get("eval:", [""])[0].lower() == "false" or bool(flags & d.keys())
+    dst.mkdir(parents=True, exist_ok=True)
+    for nb_path in notebooks():
+        nb = NBProcessor(nb_path, procs=FrontmatterProc, process=True).nb
+        k = CaptureShell(nb_path)
+        k.run_cell("import matplotlib; matplotlib.use('Agg'); %matplotlib inline")
+        k.run_all(nb, exc_stop=True, preproc=skip)
+        write_nb(nb, dst / nb_path.name)
+
+
 def site(out=None):
-    "Build the site offline into OUT (default _site)."
+    "Build the site offline into OUT (default _site): execute the notebooks, process them with nbdev, render."
     os.chdir(ROOT)
     out = Path(out or ROOT / "_site").resolve()
     from nbdev.serve import proc_nbs
-    proc = Path(proc_nbs(force=True, n_workers=0))
+    with tempfile.TemporaryDirectory() as tmp:
+        execute(Path(tmp) / "nbs")
+        proc = Path(proc_nbs(path=str(Path(tmp) / "nbs"), force=True, n_workers=0))
+        return _render(proc, out)
+
+
+def _render(proc, out):
     _mark_cuda_cells(proc)
     shutil.copy(ROOT / "_quarto.yml", proc / "_quarto.yml")
     if shutil.which("quarto"):

@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['CHAPTERS', 'parser', 'main']
 
-# %% ../nbs/99_cli.ipynb #619848ac
+# %% ../nbs/99_cli.ipynb #0fb830ea
 import argparse, importlib, sys
 
 CHAPTERS = ("roofline", "tokens", "checkpoint", "oracle", "reference", "engine")

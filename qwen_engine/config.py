@@ -6,7 +6,7 @@
 __all__ = ['ASSETS', 'PRESETS', 'PREFIX', 'ConfigError', 'ModelConfig', 'load_config', 'asset_path', 'tiny_config_dict', 'preset',
            'TensorSpec', 'tensor_specs']
 
-# %% ../nbs/00_config.ipynb #c7f05bd3
+# %% ../nbs/00_config.ipynb #875d2c46
 import json, math
 from dataclasses import dataclass, field, asdict, replace
 from pathlib import Path
@@ -15,7 +15,7 @@ from importlib import resources
 class ConfigError(ValueError):
     "A config.json that is not this model family, or lacks a field the engine needs."
 
-# %% ../nbs/00_config.ipynb #8fe6176b
+# %% ../nbs/00_config.ipynb #01f50e4e
 _REQUIRED = ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
              "num_key_value_heads", "head_dim", "linear_num_key_heads", "linear_num_value_heads",
              "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim", "rms_norm_eps")
@@ -67,7 +67,7 @@ class ModelConfig:
     @property
     def gdn_conv_dim(self): return 2 * self.gdn_key_dim + self.gdn_value_dim
 
-# %% ../nbs/00_config.ipynb #390822c6
+# %% ../nbs/00_config.ipynb #f42b1961
 def _need(d, key, where):
     if key not in d: raise ConfigError(f"config field '{where}{key}' is missing; the engine needs it")
     return d[key]
@@ -145,7 +145,7 @@ def _check(c: ModelConfig):
         for name in ("hidden_size", "intermediate_size"):
             if getattr(c, name) % b: raise ConfigError(f"config field '{name}' ({getattr(c, name)}) must be a multiple of the fp8 block {b}")
 
-# %% ../nbs/00_config.ipynb #a01c3702
+# %% ../nbs/00_config.ipynb #c069b2cb
 ASSETS = resources.files("qwen_engine") / "assets"
 
 def asset_path(name: str) -> Path:
@@ -175,7 +175,7 @@ def preset(name: str) -> ModelConfig:
     if name == "tiny": return load_config(tiny_config_dict())
     raise ConfigError(f"unknown preset {name!r}; choose one of {PRESETS}")
 
-# %% ../nbs/00_config.ipynb #152e0ef5
+# %% ../nbs/00_config.ipynb #0797a634
 @dataclass(frozen=True)
 class TensorSpec:
     name: str            # the checkpoint's own name

@@ -7,12 +7,12 @@ __all__ = ['BYTES', 'decode_budget', 'step_bytes', 'budget_table', 'stream_read'
            'measure_compute_peaks', 'measure_all', 'sweep_table', 'occupancy_plot', 'prefill_intensity',
            'roofline_plot', 'cli_register']
 
-# %% ../nbs/01_roofline.ipynb #29ecc478
+# %% ../nbs/01_roofline.ipynb #d74a4dbc
 import math
 import torch
 from .config import ModelConfig, tensor_specs, preset, load_config, PREFIX
 
-# %% ../nbs/01_roofline.ipynb #9c8e5aa7
+# %% ../nbs/01_roofline.ipynb #ecf3ce71
 BYTES = {"bfloat16": 2, "float32": 4}
 
 def decode_budget(c: ModelConfig, scale_bytes: int = 4) -> dict:
@@ -45,7 +45,7 @@ def step_bytes(b: dict, context: int) -> int:
     "All bytes one decode step moves at a given context: weights, KV read, recurrent state read and written."
     return b["total"] + b["kv_per_token"] * context + 2 * b["recurrent_state"] + 2 * b["conv_state"]
 
-# %% ../nbs/01_roofline.ipynb #53c6a4bd
+# %% ../nbs/01_roofline.ipynb #b4492750
 def budget_table(c: ModelConfig) -> str:
     "The budget as a markdown table (derived: arithmetic on the config)."
     b = decode_budget(c)
@@ -64,7 +64,7 @@ def budget_table(c: ModelConfig) -> str:
              f"| FLOP per byte | {b['flop_per_byte']:.2f} |"]
     return "\n".join(rows)
 
-# %% ../nbs/01_roofline.ipynb #da547fd0
+# %% ../nbs/01_roofline.ipynb #87b250b5
 from .runtime import get_kernel, launch, time_events, time_graph, median, gpu_facts
 
 def stream_read(buf, variant: int = 2, unroll: int = 8, threads: int = 1024, blocks_per_sm: int = 2, sink=None):
@@ -111,7 +111,7 @@ def measure_compute_peaks(n: int = 8192) -> dict:
     fp8 = flop / median(time_events(lambda: torch._scaled_mm(a8, b8, one, one, out_dtype=torch.bfloat16), warmup=3, reps=10)) / 1e9
     return dict(bf16_tflops=bf16, fp8_tflops=fp8, n=n)
 
-# %% ../nbs/01_roofline.ipynb #8188e5fb
+# %% ../nbs/01_roofline.ipynb #3b2fc15d
 def measure_all(c: ModelConfig) -> dict:
     "Everything this chapter measures on a GPU, plus the decode floor derived from it."
     bw = measure_bandwidth()
@@ -121,7 +121,7 @@ def measure_all(c: ModelConfig) -> dict:
                 floor_ms=b["total"] / (tbps * 1e12) * 1e3, floor_ms_at_32k=step_bytes(b, 32768) / (tbps * 1e12) * 1e3,
                 budget_bytes=b["total"])
 
-# %% ../nbs/01_roofline.ipynb #12c9084f
+# %% ../nbs/01_roofline.ipynb #c54d136f
 def sweep_table(rec: dict, top: int = 12) -> str:
     "The bandwidth sweep of a record as markdown, fastest first."
     bw = rec["data"]["bandwidth"]
@@ -148,7 +148,7 @@ def occupancy_plot(rec: dict):
     ax.grid(alpha=.3); ax.legend(fontsize=7)
     return fig
 
-# %% ../nbs/01_roofline.ipynb #6aa625f6
+# %% ../nbs/01_roofline.ipynb #5725ac9a
 def prefill_intensity(c: ModelConfig, T: int) -> float:
     "FLOP per byte of all the projections over T tokens: weights read once, activations in and out (bf16)."
     flops = byts = 0
@@ -178,7 +178,7 @@ def roofline_plot(rec: dict, c: ModelConfig):
     ax.grid(alpha=.3, which="both"); ax.legend(fontsize=8, loc="lower right")
     return fig
 
-# %% ../nbs/01_roofline.ipynb #8b1295ff
+# %% ../nbs/01_roofline.ipynb #61427eab
 def _cli_roofline(args):
     import json as _json
     c = load_config(args.config) if args.config else preset(args.preset)
