@@ -7,12 +7,12 @@ __all__ = ['BYTES', 'decode_budget', 'step_bytes', 'budget_table', 'stream_read'
            'measure_compute_peaks', 'measure_all', 'sweep_table', 'occupancy_plot', 'prefill_intensity',
            'roofline_plot', 'cli_register']
 
-# %% ../nbs/01_roofline.ipynb #d74a4dbc
+# %% ../nbs/01_roofline.ipynb #47139326
 import math
 import torch
 from .config import ModelConfig, tensor_specs, preset, load_config, PREFIX
 
-# %% ../nbs/01_roofline.ipynb #ecf3ce71
+# %% ../nbs/01_roofline.ipynb #3431a09d
 BYTES = {"bfloat16": 2, "float32": 4}
 
 def decode_budget(c: ModelConfig, scale_bytes: int = 4) -> dict:
@@ -45,7 +45,7 @@ def step_bytes(b: dict, context: int) -> int:
     "All bytes one decode step moves at a given context: weights, KV read, recurrent state read and written."
     return b["total"] + b["kv_per_token"] * context + 2 * b["recurrent_state"] + 2 * b["conv_state"]
 
-# %% ../nbs/01_roofline.ipynb #b4492750
+# %% ../nbs/01_roofline.ipynb #229b6759
 def budget_table(c: ModelConfig) -> str:
     "The budget as a markdown table (derived: arithmetic on the config)."
     b = decode_budget(c)
@@ -64,7 +64,7 @@ def budget_table(c: ModelConfig) -> str:
              f"| FLOP per byte | {b['flop_per_byte']:.2f} |"]
     return "\n".join(rows)
 
-# %% ../nbs/01_roofline.ipynb #87b250b5
+# %% ../nbs/01_roofline.ipynb #8fe1250a
 from .runtime import get_kernel, launch, time_events, time_graph, median, gpu_facts
 
 def stream_read(buf, variant: int = 2, unroll: int = 8, threads: int = 1024, blocks_per_sm: int = 2, sink=None):
@@ -111,7 +111,7 @@ def measure_compute_peaks(n: int = 8192) -> dict:
     fp8 = flop / median(time_events(lambda: torch._scaled_mm(a8, b8, one, one, out_dtype=torch.bfloat16), warmup=3, reps=10)) / 1e9
     return dict(bf16_tflops=bf16, fp8_tflops=fp8, n=n)
 
-# %% ../nbs/01_roofline.ipynb #3b2fc15d
+# %% ../nbs/01_roofline.ipynb #453f9739
 def measure_all(c: ModelConfig) -> dict:
     "Everything this chapter measures on a GPU, plus the decode floor derived from it."
     bw = measure_bandwidth()
@@ -121,7 +121,7 @@ def measure_all(c: ModelConfig) -> dict:
                 floor_ms=b["total"] / (tbps * 1e12) * 1e3, floor_ms_at_32k=step_bytes(b, 32768) / (tbps * 1e12) * 1e3,
                 budget_bytes=b["total"])
 
-# %% ../nbs/01_roofline.ipynb #c54d136f
+# %% ../nbs/01_roofline.ipynb #c5bbe01f
 def sweep_table(rec: dict, top: int = 12) -> str:
     "The bandwidth sweep of a record as markdown, fastest first."
     bw = rec["data"]["bandwidth"]
@@ -148,7 +148,7 @@ def occupancy_plot(rec: dict):
     ax.grid(alpha=.3); ax.legend(fontsize=7)
     return fig
 
-# %% ../nbs/01_roofline.ipynb #5725ac9a
+# %% ../nbs/01_roofline.ipynb #e2e7dca8
 def prefill_intensity(c: ModelConfig, T: int) -> float:
     "FLOP per byte of all the projections over T tokens: weights read once, activations in and out (bf16)."
     flops = byts = 0
@@ -170,15 +170,17 @@ def roofline_plot(rec: dict, c: ModelConfig):
         ax.loglog(x, np.minimum(p, bw * x) / 1e12, label=f"{name}: {p/1e12:.0f} TFLOP/s, ridge {p/bw:.0f} FLOP/B")
     b = decode_budget(c)
     pts = [("decode (M=1)", b["flop_per_byte"])] + [(f"prefill T={T}", prefill_intensity(c, T)) for T in (64, 256, 4096)]
-    for name, ai in pts:
+    for i, (name, ai) in enumerate(pts):
         y = min(peaks["fp8 dense"], bw * ai) / 1e12
-        ax.plot([ai], [y], "o"); ax.annotate(f"{name}\n{ai:.0f} FLOP/B" if ai > 10 else f"{name}\n{ai:.1f} FLOP/B", (ai, y), textcoords="offset points", xytext=(6, -22), fontsize=8)
+        ax.plot([ai], [y], "o")
+        ax.annotate(f"{name}\n{ai:.0f} FLOP/B" if ai > 10 else f"{name}\n{ai:.1f} FLOP/B", (ai, y), textcoords="offset points",
+                    xytext=(6, -26) if i % 2 == 0 else (-30, 10), fontsize=8)
     ax.set_xlabel("arithmetic intensity (FLOP per byte read)"); ax.set_ylabel("attainable TFLOP/s")
     ax.set_title(f"Roofline, {rec['gpu']}: {bw/1e12:.2f} TB/s read (recorded)", fontsize=10)
     ax.grid(alpha=.3, which="both"); ax.legend(fontsize=8, loc="lower right")
     return fig
 
-# %% ../nbs/01_roofline.ipynb #61427eab
+# %% ../nbs/01_roofline.ipynb #78d2c64a
 def _cli_roofline(args):
     import json as _json
     c = load_config(args.config) if args.config else preset(args.preset)
