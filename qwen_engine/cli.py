@@ -5,10 +5,10 @@
 # %% auto #0
 __all__ = ['CHAPTERS', 'parser', 'main']
 
-# %% ../nbs/99_cli.ipynb #0fb830ea
+# %% ../nbs/99_cli.ipynb #f5772fef
 import argparse, importlib, sys
 
-CHAPTERS = ("roofline", "tokens", "checkpoint", "oracle", "reference", "engine")
+CHAPTERS = ("roofline", "tokens", "checkpoint", "oracle", "reference", "gemv", "engine")
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="qwen-engine", description="Qwen3.5-27B-FP8 at batch 1 on one H200: a book you can run.")
