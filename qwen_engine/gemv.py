@@ -9,7 +9,7 @@ __all__ = ['BLOCK', 'MODEL_SHAPES', 'AWKWARD', 'quantize_fp8', 'dequantize_fp8',
            'sweep', 'M_PAD_BYTES', 'best_choice', 'token_graph', 'time_lm_head', 'run_all', 'cli_register',
            'checks_table', 'best_by_variant', 'speed_table', 'speed_plot']
 
-# %% ../nbs/06_gemv.ipynb #191c5361
+# %% ../nbs/06_gemv.ipynb #d0509040
 import math, time
 import torch
 from .runtime import get_kernel, launch, time_events, time_graph, median, rotation_count, gpu_facts
@@ -43,7 +43,7 @@ def bf16_ulp(v: torch.Tensor) -> torch.Tensor:
     e = torch.floor(torch.log2(v.abs().double().clamp_min(2.0**-126)))
     return torch.pow(2.0, e - 7)
 
-# %% ../nbs/06_gemv.ipynb #d40fd5e1
+# %% ../nbs/06_gemv.ipynb #c3fab3bb
 def gemv_scratch(N: int, RG: int, KS: int, epi: int = 0, device="cuda"):
     "Scratch for split-K across blocks: fp32 partials and per-row-group arrival counters (zero; the kernel resets them)."
     groups = (N // 2) // 16 if epi == 2 else N // (16 * RG)
@@ -119,7 +119,7 @@ def lm_head(W, x, rowset=None, S: int = 4, logits: bool = False, scratch=None):
     launch(get_kernel("gemv", "argmax_partials"), (M,), (256,), (pv, pi, np.int32(nb), ids))
     return ids, lg
 
-# %% ../nbs/06_gemv.ipynb #79af95bb
+# %% ../nbs/06_gemv.ipynb #3500afae
 # (M rows, N, K, epilogue, role): the GEMV shapes of one decode step of the 27B model
 MODEL_SHAPES = [(14336, 5120, 0, "attention q|gate|k|v"), (16384, 5120, 0, "GDN qkv|z"), (5120, 6144, 1, "attn/GDN out_proj + residual"),
                 (34816, 5120, 2, "MLP gate|up + SwiGLU"), (5120, 17408, 1, "MLP down + residual")]
@@ -373,7 +373,7 @@ def cli_register(sub):
     p.add_argument("--record", metavar="DIR", help="write the record gemv_h200.json into DIR")
     p.set_defaults(func=_cli_bench)
 
-# %% ../nbs/06_gemv.ipynb #d288866c
+# %% ../nbs/06_gemv.ipynb #50e7d002
 def checks_table(rec) -> str:
     "Verification summary per variant: checks run, worst error in bf16 ulps, outputs outside the criterion, unwritten outputs, epilogues."
     out = ["| variant | checks | shapes (N x K, epilogue, tokens) | max error (ulp) | outside criterion | unwritten | fused epilogue |", "|---|---:|---|---:|---:|---:|---|"]
@@ -388,7 +388,7 @@ def checks_table(rec) -> str:
                    f"{sum(c['unwritten'] + c.get('unwritten_epi', 0) for c in cs)} | {epis if epi else '-'} |")
     return "\n".join(out)
 
-# %% ../nbs/06_gemv.ipynb #57d73fd6
+# %% ../nbs/06_gemv.ipynb #b9d70120
 def best_by_variant(rec):
     "{(N, K, epi): {variant: fastest row}} from a record's sweep."
     out = {}

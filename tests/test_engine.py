@@ -1,0 +1,56 @@
+"Chapter 09 (reference path): the embedded default model, greedy generation equal to the oracle's, stops, errors, the CLI."
+import dataclasses, subprocess, sys
+from pathlib import Path
+import pytest, torch
+from qwen_engine import engine
+from qwen_engine.engine import Model, generate, ContextError
+
+QE = str(Path(sys.executable).parent / "qwen-engine")
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    cache = tmp_path_factory.mktemp("qe_cache")
+    mp = pytest.MonkeyPatch(); mp.setenv("QE_CACHE", str(cache))
+    m = Model(device="cpu")
+    yield m
+    mp.undo()
+
+def test_default_model_is_written_once(model, monkeypatch):
+    assert model.path.parent == engine.cache_dir() and (model.path / "model.safetensors").exists()
+    monkeypatch.setattr(engine, "write_synthetic", lambda *a, **k: pytest.fail("rewrote the cached default model"))
+    assert engine.default_model_dir() == model.path
+
+def test_greedy_equals_the_oracle(model):
+    from qwen_engine.oracle import load_oracle
+    ids = model.prompt_ids("Once upon a time, in a land far away,")
+    ours = list(generate(model, ids, max_new_tokens=12))
+    with torch.no_grad():
+        theirs = load_oracle(model.path).generate(torch.tensor([ids]), max_new_tokens=12, do_sample=False)[0, len(ids):].tolist()
+    assert len(ours) >= 1 and ours == theirs[:len(ours)]
+
+def test_stops_on_end_of_turn(model):
+    ids = model.prompt_ids("Hello")
+    first = next(generate(model, ids, max_new_tokens=1))
+    stopping = dataclasses.replace(model.cfg, eos_token_ids=(first,))
+    m2 = Model.__new__(Model); m2.__dict__.update(model.__dict__); m2.cfg = stopping
+    assert list(generate(m2, ids, max_new_tokens=8)) == [first]        # the stop token is emitted, then nothing
+    assert len(list(generate(model, ids, max_new_tokens=8))) == 8 or first in model.cfg.eos_token_ids
+
+def test_sampling_is_seeded_and_never_padding(model):
+    ids = model.prompt_ids("Numbers:")
+    a = list(generate(model, ids, 6, temperature=1.5, top_k=50, seed=7))
+    assert a == list(generate(model, ids, 6, temperature=1.5, top_k=50, seed=7))
+    assert all(t < model.cfg.text_vocab_size for t in a)
+
+def test_errors(model):
+    with pytest.raises(ContextError, match="exceeds the context"): list(generate(model, [1, 2], max_new_tokens=10**6))
+    with pytest.raises(ValueError, match="empty"): list(generate(model, [], max_new_tokens=1))
+
+def test_cli(model):
+    env = {"QE_CACHE": str(engine.cache_dir()), "PATH": "/usr/bin:/bin"}
+    r = subprocess.run([QE, "generate", "--prompt", "Hi", "--max-new-tokens", "3", "--chat"], capture_output=True, text=True, env=env)
+    assert r.returncode == 0 and "reference path" in r.stderr and "ms/token" in r.stderr, r.stderr
+    r = subprocess.run([QE, "generate", "--prompt", "Hi", "--model", "/no/such/dir"], capture_output=True, text=True, env=env)
+    assert r.returncode == 2 and "no such directory" in r.stderr and "Traceback" not in r.stderr
+    r = subprocess.run([QE, "generate", "--prompt", "Hi", "--max-new-tokens", "0"], capture_output=True, text=True, env=env)
+    assert r.returncode == 2 and "at least 1" in r.stderr
