@@ -117,19 +117,6 @@ def _vendor_katex(site):
         shutil.copytree(src, site / "site_libs" / "katex")
 
 
-def _mark_cuda_cells(proc):
-    "In the processed notebooks, show CUDA cells as C++ without their directives."
-    for nb in proc.glob("*.ipynb"):
-        d = json.loads(nb.read_text())
-        for c in d["cells"]:
-            src = "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
-            if c["cell_type"] == "code" and _CUDA_HEAD.search(src):
-                c["source"] = _DIRECTIVE.sub("", src).strip("\n")
-                c.setdefault("metadata", {})["language"] = "cpp"
-                c["outputs"] = []
-        nb.write_text(json.dumps(d))
-
-
 def external_refs(site):
     "Every src= / href= of a script, stylesheet, image or frame that would make a browser fetch from the network."
     bad = []
@@ -168,6 +155,11 @@ def execute(dst):
         k = CaptureShell(nb_path)
         k.run_cell("import matplotlib; matplotlib.use('Agg'); %matplotlib inline")
         k.run_all(nb, exc_stop=True, preproc=skip)
+        for c in nb.cells:     # CUDA cells become C++ listings (nbdev has already taken the directive lines out)
+            if c.cell_type == "code" and "cuda" in (getattr(c, "directives_", {}) or {}):
+                code = _DIRECTIVE.sub("", c.source).strip("\n")
+                c.cell_type, c.source, c.metadata = "markdown", "```cpp\n" + code + "\n```", {}
+                c.pop("outputs", None); c.pop("execution_count", None)
         write_nb(nb, dst / nb_path.name)
 
 
@@ -183,7 +175,6 @@ def site(out=None):
 
 
 def _render(proc, out):
-    _mark_cuda_cells(proc)
     shutil.copy(ROOT / "_quarto.yml", proc / "_quarto.yml")
     if shutil.which("quarto"):
         subprocess.run(["quarto", "render", str(proc), "--output-dir", str(out)], check=True)
