@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['DEFAULT_SEED', 'cache_dir', 'default_model_dir', 'Model', 'ContextError', 'generate', 'cli_register']
 
-# %% ../nbs/09_engine.ipynb #30aeadcd
+# %% ../nbs/09_engine.ipynb #cd044ff6
 import os, time
 from pathlib import Path
 import torch
@@ -29,7 +29,7 @@ def default_model_dir() -> Path:
         tmp.replace(d) if not d.exists() else None
     return d
 
-# %% ../nbs/09_engine.ipynb #8118dda2
+# %% ../nbs/09_engine.ipynb #5c69fe82
 class Model:
     "A checkpoint directory opened for generation with the reference path."
     def __init__(self, path=None, device=None):
@@ -48,7 +48,7 @@ class Model:
         if chat: text = self.chat.render([{"role": "user", "content": text}], add_generation_prompt=True, enable_thinking=False)
         return self.tok.encode(text)
 
-# %% ../nbs/09_engine.ipynb #d72b15e8
+# %% ../nbs/09_engine.ipynb #11665b3f
 class ContextError(ValueError):
     "A prompt (plus the tokens asked for) that does not fit the model's context."
 
@@ -74,7 +74,7 @@ def generate(m: Model, ids: list, max_new_tokens: int = 32, temperature: float =
         logits, _, _ = forward(m.W, m.cfg, [nxt], st)
         stats["decode_s"] += time.perf_counter() - t
 
-# %% ../nbs/09_engine.ipynb #b7473aa1
+# %% ../nbs/09_engine.ipynb #64001de4
 def _cli_generate(args):
     import sys
     if args.max_new_tokens < 1: raise ValueError("--max-new-tokens must be at least 1")

@@ -4,10 +4,10 @@
 
 # %% auto #0
 __all__ = ['L2_BYTES', 'NVRTC_OPTIONS', 'repo_root', 'kernel_dir', 'kernel_source', 'get_kernel', 'launch', 'time_events',
-           'time_graph', 'median', 'rotation_count', 'git_commit', 'gpu_facts', 'write_record', 'read_record',
-           'record_banner']
+           'time_graph', 'median', 'bf16_ulp', 'rotation_count', 'git_commit', 'gpu_facts', 'write_record',
+           'read_record', 'record_banner']
 
-# %% ../nbs/90_runtime.ipynb #777002b6
+# %% ../nbs/90_runtime.ipynb #a70c300a
 import os, json, time, datetime, functools, statistics, subprocess, platform
 from pathlib import Path
 from importlib import resources
@@ -57,7 +57,7 @@ def launch(kernel, grid, block, args, smem: int = 0):
     with _cupy_stream(torch.cuda.current_stream().cuda_stream):
         kernel(tuple(grid), tuple(block), a, shared_mem=smem)
 
-# %% ../nbs/90_runtime.ipynb #2183b482
+# %% ../nbs/90_runtime.ipynb #ffab9edc
 def time_events(fn, warmup: int = 3, reps: int = 20) -> list:
     "Milliseconds per call of `fn()`, one CUDA-event pair per repetition, after `warmup` calls."
     for _ in range(warmup): fn()
@@ -82,11 +82,16 @@ def time_graph(fn, calls: int = 1, warmup: int = 2, reps: int = 10) -> list:
 
 def median(xs): return statistics.median(xs)
 
+def bf16_ulp(v: torch.Tensor) -> torch.Tensor:
+    "One bf16 unit in the last place at |v| (8 significant bits), in float64: the unit every comparison reports errors in."
+    e = torch.floor(torch.log2(v.abs().double().clamp_min(2.0**-126)))
+    return torch.pow(2.0, e - 7)
+
 def rotation_count(bytes_per_set: int, l2: int = L2_BYTES, factor: int = 3) -> int:
     "How many distinct operand sets to cycle through so that each is evicted from L2 before its reuse."
     return max(2, -(-factor * l2 // max(1, bytes_per_set)))
 
-# %% ../nbs/90_runtime.ipynb #71d23d6c
+# %% ../nbs/90_runtime.ipynb #d683ba28
 def git_commit() -> str:
     "The commit the measurement ran on: $QE_COMMIT (set when the tree travels without .git), else git."
     if os.environ.get("QE_COMMIT"): return os.environ["QE_COMMIT"]
