@@ -561,6 +561,247 @@ __global__ void __launch_bounds__(32 * S) gemv_fp8_v5(const unsigned char* __res
   epilogue_store<RG, EPI>(acc, rows, blockIdx.x, lane, M, res, y, ldy);
 }
 
+// ---- v6: bulk copies (cp.async.bulk + mbarrier) into a D-stage shared-memory ring ------------------------------
+__device__ __forceinline__ unsigned smem_u32(const void* p) {
+  unsigned long long a; asm("cvta.to.shared.u64 %0, %1;" : "=l"(a) : "l"(p)); return (unsigned)a;
+}
+__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_expect_tx(unsigned bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ bool mbar_try_wait(unsigned bar, unsigned parity) {
+  unsigned ok;
+  asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
+               : "=r"(ok) : "r"(bar), "r"(parity) : "memory");
+  return ok != 0;
+}
+__device__ __forceinline__ void bulk_g2s(unsigned dst, const void* src, unsigned bytes, unsigned bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+               :: "r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
+}
+__device__ __forceinline__ uint4 lds128(unsigned a) {
+  uint4 v; asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(a)); return v;
+}
+
+// The S warps' sums, then the KS blocks of a row group, in fixed order (as v3). Returns true in the one thread set
+// (warp 0 of the last block to arrive) that holds the final sums in acc and must store them.
+template <int S, int RG>
+__device__ __forceinline__ bool reduce_block_and_splitk(float (&acc)[RG][4], float (*red)[RG][32][4], float* __restrict__ partial,
+                                                        unsigned* __restrict__ counters, unsigned& last, int lane, int warp) {
+  const int KS = gridDim.y, ks = blockIdx.y;
+  if (S > 1) {
+    if (warp > 0)
+#pragma unroll
+      for (int r = 0; r < RG; ++r)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) red[warp - 1][r][lane][i] = acc[r][i];
+    __syncthreads();
+    if (warp > 0) return false;
+    for (int w = 0; w < S - 1; ++w)
+#pragma unroll
+      for (int r = 0; r < RG; ++r)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) acc[r][i] += red[w][r][lane][i];
+  }
+  if (KS > 1) {
+    float* mine = partial + ((size_t)blockIdx.x * KS + ks) * (RG * 128);
+#pragma unroll
+    for (int r = 0; r < RG; ++r)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) mine[(r * 32 + lane) * 4 + i] = acc[r][i];
+    __threadfence();
+    if (lane == 0) last = atomicAdd(&counters[blockIdx.x], 1u) == (unsigned)(KS - 1);
+    __syncwarp();
+    if (!last) return false;
+    __threadfence();
+    if (lane == 0) counters[blockIdx.x] = 0;
+#pragma unroll
+    for (int r = 0; r < RG; ++r)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) acc[r][i] = 0.f;
+    for (int b = 0; b < KS; ++b) {
+      const volatile float* p = partial + ((size_t)blockIdx.x * KS + b) * (RG * 128);
+#pragma unroll
+      for (int r = 0; r < RG; ++r)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) acc[r][i] += p[(r * 32 + lane) * 4 + i];
+    }
+  }
+  return true;
+}
+
+// Block: NW warps, one row group (16 rows per RG), K tiles [t0, t1) of this split. Stage j holds tiles
+// t0 + NW j .. t0 + NW j + NW - 1 of the 16 RG rows, row r at byte r * ROWB of its slot (ROWB = NW*128 + 16: the
+// 16-byte pad spreads rows over the shared-memory banks). Warp w computes tile w of every stage.
+template <int NW, int RG, int EPI, int D>
+__global__ void __launch_bounds__(32 * NW) gemv_fp8_v6(const unsigned char* __restrict__ W, const float* __restrict__ scale,
+                                                       const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
+                                                       unsigned short* __restrict__ y, int N, int K, int M, int ldy,
+                                                       float* __restrict__ partial, unsigned* __restrict__ counters) {
+  static_assert(RG == 1 || RG == 2, "one or two row groups");
+  static_assert(EPI != 2 || RG == 2, "SwiGLU needs the gate and up row groups");
+  constexpr int ROWS = 16 * RG, ROWB = NW * 128 + 16, SLOT = ROWS * ROWB;
+  extern __shared__ __align__(128) unsigned char ring6[];
+  __shared__ __align__(8) unsigned long long full[D];
+  __shared__ float red[NW > 1 ? NW - 1 : 1][RG][32][4];
+  __shared__ unsigned last;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  const int KT = K >> 7, KS = gridDim.y, ks = blockIdx.y;
+  const int Nout = EPI == 2 ? N / 2 : N;
+  int rows[RG];
+#pragma unroll
+  for (int r = 0; r < RG; ++r) rows[r] = EPI == 2 ? blockIdx.x * 16 + r * Nout : (blockIdx.x * RG + r) * 16;
+  const int t0 = (KT * ks) / KS, t1 = (KT * (ks + 1)) / KS;
+  const int nstage = (t1 - t0 + NW - 1) / NW;
+  const unsigned ring0 = smem_u32(ring6), bar0 = smem_u32(full);
+  const unsigned short* xg = x + (size_t)(g < M ? g : 0) * K;
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < D; ++s) mbar_init(bar0 + 8 * s, 1);
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+  auto issue = [&](int j) {                       // thread 0: stage j into slot j % D
+    const int slot = j % D, k0 = t0 + NW * j, nt = min(NW, t1 - k0);
+    const unsigned bar = bar0 + 8 * slot, bytes = nt * 128;
+    mbar_expect_tx(bar, bytes * ROWS);
+#pragma unroll 1
+    for (int rr = 0; rr < ROWS; ++rr) {
+      const int row = rows[rr >> 4] + (rr & 15);
+      bulk_g2s(ring0 + slot * SLOT + rr * ROWB, W + (size_t)row * K + (size_t)k0 * 128, bytes, bar);
+    }
+  };
+  if (threadIdx.x == 0)
+    for (int j = 0; j < D && j < nstage; ++j) issue(j);
+
+  float acc[RG][4];
+#pragma unroll
+  for (int r = 0; r < RG; ++r) acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = 0.f;
+  for (int j = 0; j < nstage; ++j) {
+    const int slot = j % D, kt = t0 + NW * j + warp;
+    while (!mbar_try_wait(bar0 + 8 * slot, (j / D) & 1)) {}
+    if (kt < t1) {
+      uint4 wv[RG][2][2], xv[2][2];
+      const unsigned base = ring0 + slot * SLOT + warp * 128 + 16 * t;
+#pragma unroll
+      for (int s = 0; s < 2; ++s) {
+#pragma unroll
+        for (int r = 0; r < RG; ++r) {
+          wv[r][s][0] = lds128(base + (r * 16 + g) * ROWB + s * 64);
+          wv[r][s][1] = lds128(base + (r * 16 + g + 8) * ROWB + s * 64);
+        }
+        const int k = kt * 128 + s * 64 + 16 * t;
+        xv[s][0] = __ldg(reinterpret_cast<const uint4*>(xg + k));
+        xv[s][1] = __ldg(reinterpret_cast<const uint4*>(xg + k + 8));
+      }
+      mma_tile<RG>(acc, wv, xv, scale, rows, KT, kt);
+    }
+    __syncthreads();                              // every warp is done with slot j % D
+    if (threadIdx.x == 0 && j + D < nstage) {
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");   // generic reads before the copy engine's writes
+      issue(j + D);
+    }
+  }
+  if (!reduce_block_and_splitk<NW, RG>(acc, red, partial, counters, last, lane, warp)) return;
+  epilogue_store<RG, EPI>(acc, rows, blockIdx.x, lane, M, res, y, ldy);
+}
+
+#define GEMV6_INST(NW, RG, EPI, D) template __global__ void gemv_fp8_v6<NW, RG, EPI, D>(const unsigned char*, const float*, \
+    const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+GEMV6_INST(4, 1, 0, 4) GEMV6_INST(8, 1, 0, 4) GEMV6_INST(4, 1, 1, 4) GEMV6_INST(8, 1, 1, 4) GEMV6_INST(4, 2, 2, 4) GEMV6_INST(8, 2, 2, 4)
+GEMV6_INST(4, 1, 0, 8) GEMV6_INST(4, 1, 1, 8) GEMV6_INST(4, 2, 2, 8)
+
+// ---- v7: D tiles of weights in flight in registers; x loaded at use (from L1) ---------------------------------
+// Two optional ways to put more bytes in flight without registers: L2B asks each weight load to fetch the whole
+// 256-byte L2 sector pair (the next tile of the row comes along), PF > 0 has one lane per row prefetch the tile PF
+// beyond the ring into L2.
+template <bool L2B>
+__device__ __forceinline__ uint4 ld_w(const void* p) {
+  uint4 v;
+  if (L2B) asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  else asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  return v;
+}
+
+template <int RG, bool L2B>
+__device__ __forceinline__ void load_w(uint4 (&wv)[RG][2][2], const unsigned char* __restrict__ W, const int (&rows)[RG], int K,
+                                       int kt, int g, int t) {
+#pragma unroll
+  for (int s = 0; s < 2; ++s) {
+    const int k = kt * 128 + s * 64 + 16 * t;
+#pragma unroll
+    for (int r = 0; r < RG; ++r) {
+      wv[r][s][0] = ld_w<L2B>(W + (size_t)(rows[r] + g) * K + k);
+      wv[r][s][1] = ld_w<L2B>(W + (size_t)(rows[r] + g + 8) * K + k);
+    }
+  }
+}
+
+template <int S, int RG, int EPI, int D, int PF, bool L2B>
+__global__ void __launch_bounds__(32 * S) gemv_fp8_v7(const unsigned char* __restrict__ W, const float* __restrict__ scale,
+                                                      const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
+                                                      unsigned short* __restrict__ y, int N, int K, int M, int ldy,
+                                                      float* __restrict__ partial, unsigned* __restrict__ counters) {
+  static_assert(RG == 1 || RG == 2, "one or two row groups per warp");
+  static_assert(EPI != 2 || RG == 2, "SwiGLU needs the gate and up row groups");
+  __shared__ float red[S > 1 ? S - 1 : 1][RG][32][4];
+  __shared__ unsigned last;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  const int KT = K >> 7, KS = gridDim.y, ks = blockIdx.y;
+  const int Nout = EPI == 2 ? N / 2 : N;
+  int rows[RG];
+#pragma unroll
+  for (int r = 0; r < RG; ++r) rows[r] = EPI == 2 ? blockIdx.x * 16 + r * Nout : (blockIdx.x * RG + r) * 16;
+  const int wslice = ks * S + warp, nslice = KS * S;
+  const int t0 = (KT * wslice) / nslice, t1 = (KT * (wslice + 1)) / nslice;
+  const unsigned short* xg = x + (size_t)(g < M ? g : 0) * K;
+  float acc[RG][4];
+#pragma unroll
+  for (int r = 0; r < RG; ++r) acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = 0.f;
+  if (PF > 0 && t == 0)                             // lane (g, 0) warms rows g and g+8 of the first PF tiles past the ring
+    for (int kt = t0 + D; kt < min(t1, t0 + D + PF); ++kt)
+#pragma unroll
+      for (int r = 0; r < RG; ++r) {
+        asm volatile("prefetch.global.L2 [%0];" :: "l"(W + (size_t)(rows[r] + g) * K + kt * 128));
+        asm volatile("prefetch.global.L2 [%0];" :: "l"(W + (size_t)(rows[r] + g + 8) * K + kt * 128));
+      }
+  uint4 wr[D][RG][2][2];
+#pragma unroll
+  for (int d = 0; d < D; ++d)
+    if (t0 + d < t1) load_w<RG, L2B>(wr[d], W, rows, K, t0 + d, g, t);
+  for (int kt = t0; kt < t1; kt += D) {
+#pragma unroll
+    for (int d = 0; d < D; ++d) {
+      if (kt + d < t1) {
+        uint4 xv[2][2];
+#pragma unroll
+        for (int s = 0; s < 2; ++s) {
+          const int k = (kt + d) * 128 + s * 64 + 16 * t;
+          xv[s][0] = __ldg(reinterpret_cast<const uint4*>(xg + k));
+          xv[s][1] = __ldg(reinterpret_cast<const uint4*>(xg + k + 8));
+        }
+        mma_tile<RG>(acc, wr[d], xv, scale, rows, KT, kt + d);
+        if (kt + d + D < t1) load_w<RG, L2B>(wr[d], W, rows, K, kt + d + D, g, t);
+        if (PF > 0 && t == 0 && kt + d + D + PF < t1)
+#pragma unroll
+          for (int r = 0; r < RG; ++r) {
+            asm volatile("prefetch.global.L2 [%0];" :: "l"(W + (size_t)(rows[r] + g) * K + (kt + d + D + PF) * 128));
+            asm volatile("prefetch.global.L2 [%0];" :: "l"(W + (size_t)(rows[r] + g + 8) * K + (kt + d + D + PF) * 128));
+          }
+      }
+    }
+  }
+  if (!reduce_block_and_splitk<S, RG>(acc, red, partial, counters, last, lane, warp)) return;
+  epilogue_store<RG, EPI>(acc, rows, blockIdx.x, lane, M, res, y, ldy);
+}
+
+#define GEMV7_INST(S, RG, EPI, D, PF, L2B) template __global__ void gemv_fp8_v7<S, RG, EPI, D, PF, L2B>(const unsigned char*, \
+    const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+GEMV7_INST(4, 1, 0, 4, 0, false) GEMV7_INST(4, 1, 0, 3, 4, false) GEMV7_INST(4, 1, 0, 4, 0, true) GEMV7_INST(8, 1, 0, 4, 4, true)
+GEMV7_INST(2, 1, 1, 4, 0, false) GEMV7_INST(2, 1, 1, 3, 4, true) GEMV7_INST(8, 2, 2, 3, 0, false) GEMV7_INST(8, 2, 2, 3, 4, true)
+
 // ---- lm_head: bf16 weights over a row set, fused with argmax --------------------------------------------
 // Block b computes the logits of rows rowset[16 b .. 16 b + 15] for M tokens (bf16-rounded, as the oracle's logits
 // are), writes them if `logits` is not null, and writes its best (value, lowest id) per token to `part`.

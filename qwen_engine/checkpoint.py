@@ -9,7 +9,7 @@ __all__ = ['ITEMSIZE', 'MAX_HEADER', 'SCALE', 'SCALE_DTYPES', 'EXTRA_DTYPES', 'F
            'plan_shards', 'write_synthetic', 'candidate_rules', 'rel_rms', 'falsification_table', 'time_roundtrip',
            'record_roundtrip', 'cli_register']
 
-# %% ../nbs/03a_checkpoint.ipynb #d09b1cfb
+# %% ../nbs/03a_checkpoint.ipynb #f7441023
 import json, math, os, shutil, struct, time, zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +19,7 @@ from tqdm.auto import tqdm
 
 from .config import PREFIX, ConfigError, ModelConfig, asset_path, load_config, preset, tensor_specs, tiny_config_dict
 
-# %% ../nbs/03a_checkpoint.ipynb #a7b3c45c
+# %% ../nbs/03a_checkpoint.ipynb #91c1479d
 class CheckpointError(ValueError):
     "A checkpoint directory that does not hold what the config promises; the message names the tensor."
 
@@ -78,7 +78,7 @@ def _inside(root: Path, rel) -> Path:
     if not p.is_file(): raise CheckpointError(f"index names shard {rel!r}, which does not exist in {root}")
     return p
 
-# %% ../nbs/03a_checkpoint.ipynb #b7685209
+# %% ../nbs/03a_checkpoint.ipynb #e35e103b
 SCALE = ".weight_scale_inv"
 SCALE_DTYPES = {"BF16": torch.bfloat16, "F32": torch.float32}
 EXTRA_DTYPES = {"A_log": ("BF16", "F32"), "dt_bias": ("BF16", "F32")}  # recurrent-gate parameters: fp32 is accepted too
@@ -139,7 +139,7 @@ def _check_entry(cfg, s, entries) -> bool:
     if dt not in ok: raise CheckpointError(f"{s.name}: expected dtype {' or '.join(ok)}, found {dt}")
     return False
 
-# %% ../nbs/03a_checkpoint.ipynb #73d2e65c
+# %% ../nbs/03a_checkpoint.ipynb #d06d9be9
 def read(ck: Checkpoint, name: str, device="cpu") -> torch.Tensor:
     "One tensor as stored (fp8 stays fp8), on `device`. Scales are checked finite and positive and promoted to fp32."
     from safetensors import safe_open
@@ -165,7 +165,7 @@ def weight(ck: Checkpoint, name: str, device="cpu") -> torch.Tensor:
     if name in ck.fp8: return dequantize(read(ck, name, device), read(ck, name[:-len(".weight")] + SCALE, device), ck.cfg.fp8_block)
     return read(ck, name, device)
 
-# %% ../nbs/03a_checkpoint.ipynb #2f2523d6
+# %% ../nbs/03a_checkpoint.ipynb #a2f69c8b
 FUSED = {   # fused tensor -> checkpoint tensors whose rows it concatenates, in order (suffixes after the layer prefix)
     "self_attn.qkv_proj": ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj"),
     "linear_attn.in_proj_qkvz": ("linear_attn.in_proj_qkv", "linear_attn.in_proj_z"),
@@ -194,7 +194,7 @@ def fuse(ck: Checkpoint, fused_name: str, parts: list, device="cpu"):
 
 def load_engine_weights(ck: Checkpoint, device="cpu", progress: bool = True) -> dict:
     "Every tensor the engine needs, in its fused layout: {name: tensor} and {fused name: (fp8 weight, fp32 scale)}."
-    layout = fused_layout(ck.cfg)
+    layout = {f: ps for f, ps in fused_layout(ck.cfg).items() if all(p in ck.specs for p in ps)}   # MTP only if opened with it
     fused_parts = {p for ps in layout.values() for p in ps}
     todo = [n for n in ck.specs if n not in fused_parts] + list(layout)
     out = {}
@@ -209,7 +209,7 @@ def load_engine_weights(ck: Checkpoint, device="cpu", progress: bool = True) -> 
                 bar.update(ck.entries[n][4] + (ck.entries[n[:-7] + SCALE][4] if q8 else 0))
     return out
 
-# %% ../nbs/03a_checkpoint.ipynb #febe2499
+# %% ../nbs/03a_checkpoint.ipynb #fb1b0899
 E4M3_MAX = 448.0
 
 def _gen(seed: int, name: str, device) -> torch.Generator:
@@ -257,7 +257,7 @@ def synth_tensor(cfg: ModelConfig, spec, seed: int, device="cpu") -> torch.Tenso
     else: raise ValueError(f"no synthetic rule for {name} {sh}")
     return v.to(torch.bfloat16)
 
-# %% ../nbs/03a_checkpoint.ipynb #ff080fe4
+# %% ../nbs/03a_checkpoint.ipynb #a2745139
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "merges.txt", "chat_template.jinja")
 
 def _stored(cfg, s):
@@ -307,7 +307,7 @@ def write_synthetic(cfg_or_preset, out, seed: int = 0, shard_bytes: float = 4e9,
         (out / "model.safetensors.index.json").write_text(json.dumps({"metadata": {"total_size": total}, "weight_map": weight_map}, indent=2))
     return out
 
-# %% ../nbs/03a_checkpoint.ipynb #44cc917a
+# %% ../nbs/03a_checkpoint.ipynb #6ad77279
 def candidate_rules(q: torch.Tensor, scale: torch.Tensor, block=(128, 128)) -> dict:
     "Reconstructions of W from (fp8, scale) under the chosen rule and three plausible alternatives (transposed needs a square grid)."
     n = torch.arange(q.shape[0])[:, None] // block[0]    # [N, 1]
@@ -332,7 +332,7 @@ def falsification_table(seed: int = 0, n: int = 1024) -> dict:
         t = load_file(f"{d}/x.safetensors")
     return {k: rel_rms(v, w) for k, v in candidate_rules(t["w.weight"], t["w.weight_scale_inv"]).items()}
 
-# %% ../nbs/03a_checkpoint.ipynb #c70a800b
+# %% ../nbs/03a_checkpoint.ipynb #f3a78977
 def _drop_cache(root: Path):
     "Ask the kernel to forget the checkpoint's pages, so the load reads the disk (best effort)."
     for p in root.glob("*.safetensors"):
@@ -369,7 +369,7 @@ def record_roundtrip(tmp_dir="/tmp/qwen_synth", out_dir=None, name: str = "qwen3
                  r, out_dir)
     return r
 
-# %% ../nbs/03a_checkpoint.ipynb #e57a691e
+# %% ../nbs/03a_checkpoint.ipynb #bb73afa8
 def _cli_synth(args):
     out = write_synthetic(args.preset, args.out, seed=args.seed, device=args.device)
     ck = open_checkpoint(out)

@@ -5,20 +5,23 @@
 # %% auto #0
 __all__ = ['CHAPTERS', 'parser', 'main']
 
-# %% ../nbs/99_cli.ipynb #f5772fef
+# %% ../nbs/99_cli.ipynb #09fa8161
 import argparse, importlib, sys
 
-CHAPTERS = ("roofline", "tokens", "checkpoint", "oracle", "reference", "gemv", "engine")
+CHAPTERS = ("roofline", "tokens", "checkpoint", "oracle", "reference", "norms", "gemv", "attention", "gdn", "engine")
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="qwen-engine", description="Qwen3.5-27B-FP8 at batch 1 on one H200: a book you can run.")
     sub = p.add_subparsers(dest="command", required=True)
+    bench = sub.add_parser("bench", help="GPU verification and measurement of one chapter's kernels (writes a record with --record DIR)")
+    bench = bench.add_subparsers(dest="what", required=True, metavar="CHAPTER")
     for name in CHAPTERS:
         try: mod = importlib.import_module(f"qwen_engine.{name}")
         except ModuleNotFoundError as e:
             if e.name == f"qwen_engine.{name}": continue   # a chapter not written yet
             raise
         if hasattr(mod, "cli_register"): mod.cli_register(sub)
+        if hasattr(mod, "bench_register"): mod.bench_register(bench)
     return p
 
 def main(argv=None) -> int:

@@ -84,3 +84,14 @@ def test_recorded_sweep_is_consistent():
         assert d["choice"][f"{N}x{K}/epi{e}"][:4] == [int(fastest["variant"][1]), fastest["S"], fastest["RG"], fastest["KS"]]
     t = d["token"]
     assert t["launches"] == 258 and abs(t["ratio"] - t["ms"] / t["floor_ms"]) < 1e-9 and 26.8e9 < t["bytes"] < 27e9
+
+
+def test_engine_plan_is_the_recorded_choice():
+    "The engine launches, per model shape, exactly the configuration the committed sweep found fastest."
+    from qwen_engine.gemv import ENGINE_CHOICE, engine_plan
+    d = read_record("gemv_h200")["data"]
+    for (N, K, e), plan in ((k, v) for k, v in ENGINE_CHOICE.items() if k != "lm_head"):
+        assert list(plan) == d["choice"][f"{N}x{K}/epi{e}"][:4]
+        assert engine_plan(N, K, e) == plan
+    assert ENGINE_CHOICE["lm_head"] == d["choice"]["lm_head"]
+    assert engine_plan(2048, 256, 0) == (3, 2, 1, 1) and engine_plan(1024, 256, 2) == (3, 2, 2, 1) and engine_plan(256, 768, 1)[1] == 4

@@ -28,3 +28,11 @@ def test_every_committed_record_has_provenance():
         for k in ("name", "what", "command", "date", "commit", "gpu", "data"):
             assert rec.get(k), (p.name, k)
         assert rec["name"] == p.stem
+
+
+def test_kernel_source_inlines_includes_once():
+    "NVRTC gets one text: `#include \"x.cu\"` lines are replaced by the file, each file once (common.cu via norms.cu)."
+    from qwen_engine.runtime import kernel_source
+    src = kernel_source("norms")
+    assert '#include "common.cu"' not in src
+    assert src.count("qe_warp_sum(float v)") == 1 and "qe_warp_rms_inv" in src

@@ -1,0 +1,160 @@
+"Chapter 08 on the CPU: state layouts, the reference decode step, the kernel's emulation against the reference over long sequences, and negative controls."
+import pytest, torch
+from qwen_engine import reference as R
+from qwen_engine.config import preset, PREFIX
+from qwen_engine.gdn import (gdn_state, state_from_reference, state_to_reference, rec_to_image, image_to_rec, gdn_emulated, reference_core,
+                             gdn_params, layer_weights, key_permutation, permuted_copy, unpermute_rec, drift, judge, gdn_decode, RING, TOL_FACTOR)
+
+TINY = preset("tiny")
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    "Small tensors: one intra-op thread is faster than several fighting over 2 shared cores (restored after this file)."
+    n = torch.get_num_threads(); torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+def test_image_layout_places_each_element_where_its_lane_loads_it():
+    S = torch.arange(2 * 128 * 128, dtype=torch.float32).reshape(2, 128, 128)
+    img = rec_to_image(S)
+    assert img.shape == (2, 16, 8, 32, 4)
+    for h, i, j in ((0, 0, 0), (1, 5, 9), (1, 127, 127), (0, 42, 77)):
+        assert img[h, j // 8, j % 8, i // 4, i % 4] == S[h, i, j]
+    flat = img[0].flatten()                                  # warp 0, load c = 1: 32 lanes x 4 rows of column j = 1
+    assert torch.equal(flat[128:256], S[0, :, 1])
+    assert torch.equal(image_to_rec(img), S)
+
+@pytest.mark.parametrize("pos", [0, 3, 17, 1000])
+def test_state_converters_round_trip(pos):
+    g = torch.Generator().manual_seed(pos)
+    conv = torch.randn(1, TINY.gdn_conv_dim, 4, generator=g).to(torch.bfloat16)
+    rec = torch.randn(1, 6, 128, 128, generator=g)
+    ring, img = state_from_reference(conv, rec, pos)
+    assert ring.shape == (RING, TINY.gdn_conv_dim) and torch.equal(ring[(pos - 1) % RING], conv[0, :, 3])
+    c2, r2 = state_to_reference(ring, img, pos)
+    assert torch.equal(c2, conv) and torch.equal(r2, rec)
+    c3, _ = state_to_reference(ring, img, pos + 1)           # negative control: the wrong position reads other slots
+    assert not torch.equal(c3, conv)
+
+def test_gdn_state_shapes():
+    conv, rec = gdn_state(preset("qwen3_5_27b"), n_layers=2, device="meta")
+    assert conv.shape == (2, RING, 10240) and conv.dtype == torch.bfloat16
+    assert rec.shape == (2, 48, 16, 8, 32, 4) and rec.dtype == torch.float32 and rec[0].numel() * 4 == 3 * 2**20
+    assert gdn_state(preset("qwen3_5_27b"), device="meta")[1].shape[0] == 48
+
+def test_reference_core_is_reference_gdn_before_out_proj():
+    "Bit for bit: out_proj(reference_core) == reference.gdn, and the states agree, over decode steps of a synthetic model."
+    W = R.synthetic_weights(TINY, seed=1, mtp=False)
+    i = TINY.linear_layers[1]
+    p = f"{PREFIX}layers.{i}.linear_attn."
+    g = torch.Generator().manual_seed(2)
+    st = R.GDNState()
+    R.gdn(torch.randn(1, 5, TINY.hidden_size, generator=g).to(torch.bfloat16), W, p, TINY, st)     # a prompt sets the state
+    st2 = R.GDNState(st.conv.clone(), st.rec.clone())
+    for _ in range(4):
+        x = torch.randn(1, 1, TINY.hidden_size, generator=g).to(torch.bfloat16)
+        want, _ = R.gdn(x, W, p, TINY, st)
+        qkvz = torch.cat([R.linear(x, W[p + "in_proj_qkv.weight"]), R.linear(x, W[p + "in_proj_z.weight"])], -1)[0]
+        core = reference_core(qkvz, x[0], W, p, TINY, st2)
+        got = R.linear(core.reshape(1, 1, -1), W[p + "out_proj.weight"])
+        assert torch.equal(got, want) and torch.equal(st.conv, st2.conv) and torch.equal(st.rec, st2.rec)
+
+def test_permuted_twin_is_the_same_function():
+    "The noise measure: the key-permuted twin agrees with the reference to fp32 rounding, and is not bit-identical (it does reorder)."
+    ser, ok = drift(TINY, 40, device="cpu", seed=3)
+    assert ok and max(ser["rec_noise"]) < 1e-5 * max(ser["rec_max"]) and max(ser["rec_noise"]) > 0
+
+@pytest.mark.parametrize("state_dtype,T", [(torch.float32, 1000), (torch.bfloat16, 200)], ids=["fp32-1000tok", "bf16state-200tok"])
+def test_emulation_tracks_reference_over_long_sequences(state_dtype, T):
+    ser, ok = drift(TINY, T, state_dtype, device="cpu")
+    v = judge(ser, ok, who="emul_")
+    assert v["conv_state_identical"]
+    assert v["emul_rec"]["ok"], v["emul_rec"]
+    assert v["emul_out"]["ok"], v["emul_out"]
+    half = len(ser["rec_emul_err"]) // 2                     # no growth: the late error is not above the early tolerance
+    assert max(ser["rec_emul_err"][half:]) <= v["emul_rec"]["tol"]
+
+def _one_token(seed=5, M=1, sd=torch.float32):
+    g = torch.Generator().manual_seed(seed)
+    P = gdn_params(layer_weights(TINY, seed), "L.")
+    conv, rec = gdn_state(TINY, 2, "cpu", sd)
+    conv.copy_(torch.randn(conv.shape, generator=g)); rec.copy_(0.05 * torch.randn(rec.shape, generator=g))
+    qkvz = torch.randn(M, TINY.gdn_conv_dim + TINY.gdn_value_dim, generator=g).to(torch.bfloat16)
+    x = torch.randn(M, TINY.hidden_size, generator=g).to(torch.bfloat16)
+    return P, conv, rec, qkvz, x
+
+def _vs_reference(P, conv, rec, qkvz, x, pos, layer=1, **kw):
+    "One emulated token vs reference_core from the same (converted) state: max |out error| and max |state error|."
+    W = layer_weights(TINY, 5)
+    st = R.GDNState(*state_to_reference(conv[layer], rec[layer], pos))
+    ref = reference_core(qkvz, x, W, "L.", TINY, st)
+    out = gdn_emulated(qkvz, x, *P.values(), conv, rec, layer, pos, TINY, **kw)
+    return (out.float() - ref.float()).abs().max().item(), (image_to_rec(rec[layer])[None] - st.rec).abs().max().item()
+
+def test_single_token_matches_and_negative_controls_fail():
+    P, conv, rec, qkvz, x = _one_token()
+    e_out, e_rec = _vs_reference(P, conv.clone(), rec.clone(), qkvz, x, pos=12)
+    assert e_out <= 2 ** -6 and e_rec < 1e-6
+    # wrong head mapping: key heads swapped in the input -> value head h reads the other key head
+    qs = qkvz.clone(); D = 128
+    qs[:, :D], qs[:, D:2 * D] = qkvz[:, D:2 * D], qkvz[:, :D]
+    qs[:, 256:256 + D], qs[:, 256 + D:512] = qkvz[:, 256 + D:512], qkvz[:, 256:256 + D]
+    W = layer_weights(TINY, 5); st = R.GDNState(*state_to_reference(conv[1], rec[1], 12))
+    ref = reference_core(qkvz, x, W, "L.", TINY, st)
+    c2, r2 = conv.clone(), rec.clone()
+    P2 = dict(P); cw = P["conv_w"].clone(); cw[:D], cw[D:2 * D] = P["conv_w"][D:2 * D], P["conv_w"][:D]; cw[256:256 + D], cw[256 + D:512] = P["conv_w"][256 + D:512], P["conv_w"][256:256 + D]; P2["conv_w"] = cw
+    c2[:, :, :D], c2[:, :, D:2 * D] = conv[:, :, D:2 * D], conv[:, :, :D]
+    c2[:, :, 256:256 + D], c2[:, :, 256 + D:512] = conv[:, :, 256 + D:512], conv[:, :, 256:256 + D]
+    bad = gdn_emulated(qs, x, *P2.values(), c2, r2, 1, 12, TINY)
+    assert (bad.float() - ref.float()).abs().max().item() > 100 * max(e_out, 2 ** -8)
+    # wrong ring position: the conv reads other slots
+    st = R.GDNState(*state_to_reference(conv[1], rec[1], 12))
+    ref = reference_core(qkvz, x, W, "L.", TINY, st)
+    off = gdn_emulated(qkvz, x, *P.values(), conv.clone(), rec.clone(), 1, 13, TINY)
+    assert (off.float() - ref.float()).abs().max().item() > 0.1
+    # state in the reference layout instead of the image: large error
+    r3 = rec.clone(); r3[1] = image_to_rec(rec[1]).reshape(r3[1].shape)
+    wrong = gdn_emulated(qkvz, x, *P.values(), conv.clone(), r3, 1, 12, TINY)
+    assert (wrong.float() - ref.float()).abs().max().item() > 0.1
+
+@pytest.mark.parametrize("M", [2, 5, 8])
+@pytest.mark.parametrize("sd", [torch.float32, torch.bfloat16], ids=["fp32", "bf16state"])
+def test_multistep_rows_equal_single_steps(M, sd):
+    P, conv, rec, qkvz, x = _one_token(6, M, sd)
+    c1, r1 = conv.clone(), rec.clone()
+    outM = gdn_emulated(qkvz, x, *P.values(), conv, rec, 1, 30, TINY)
+    out1 = torch.cat([gdn_emulated(qkvz[m:m + 1], x[m:m + 1], *P.values(), c1, r1, 1, 30 + m, TINY) for m in range(M)])
+    assert torch.equal(outM, out1) and torch.equal(rec, r1) and torch.equal(conv, c1)
+    assert torch.equal(rec[0], r1[0]) and rec[0].abs().max() > 0            # layer 0 untouched (and not trivially zero)
+
+def test_bf16_state_mode_differs_from_fp32():
+    "Negative control: the bf16-state mode really rounds the state (else the mode would be untested)."
+    P, conv, rec, qkvz, x = _one_token(7)
+    r16 = rec.to(torch.bfloat16)
+    gdn_emulated(qkvz, x, *P.values(), conv.clone(), rec, 1, 9, TINY)
+    gdn_emulated(qkvz, x, *P.values(), conv.clone(), r16, 1, 9, TINY)
+    assert r16.dtype == torch.bfloat16 and not torch.equal(r16.float(), rec) and (r16.float() - rec).abs().max() < 0.02
+
+def test_launcher_refuses_cpu_tensors():
+    P, conv, rec, qkvz, x = _one_token()
+    with pytest.raises(AssertionError, match="GPU"):
+        gdn_decode(qkvz, x, *P.values(), conv, rec, 0, torch.zeros(1, dtype=torch.int32), TINY, torch.empty(1, 768, dtype=torch.bfloat16))
+
+def test_kernel_source_instantiates_every_form():
+    from qwen_engine.runtime import kernel_source
+    src = kernel_source("gdn")
+    for v in (1, 2):
+        for M in range(1, 9):
+            for b in ("false", "true"):
+                assert f"gdn_decode_v{v}<{M}, {b}>(" in src
+    assert "qe_warp_rms_inv" in src and "gdn_null" in src
+
+def test_recorded_run_if_present():
+    from qwen_engine.runtime import read_record
+    try: rec = read_record("gdn_h200")
+    except FileNotFoundError: pytest.skip("no H200 record yet")
+    d = rec["data"]
+    assert not d["failures"], d["failures"]
+    for k in ("out", "rec"): assert d["judge"][k]["ok"], d["judge"][k]
+    assert d["judge"]["conv_state_identical"]
+    assert all(all(v.values()) for v in d["multistep"].values())

@@ -1,0 +1,184 @@
+"""Chapter 09 (the assembled step): what can be checked without a GPU. The step itself runs in `qwen-engine bench decode`
+on the H200 (record results/decode_h200.json, checked below when present)."""
+import pytest, torch
+from qwen_engine.config import preset, tensor_specs, PREFIX
+from qwen_engine.checkpoint import write_synthetic, open_checkpoint, weight, fused_layout
+from qwen_engine.step import synthetic_engine_weights, engine_weights, token_bytes
+from qwen_engine.roofline import decode_budget, step_bytes
+
+
+@pytest.fixture(scope="module")
+def tiny_dir(tmp_path_factory):
+    return write_synthetic("tiny", tmp_path_factory.mktemp("tiny"), seed=3, progress=False)
+
+
+def test_synthetic_weights_equal_the_checkpoint_path(tiny_dir):
+    "The in-memory synthesis (used for speed runs) holds exactly what the loader reads from a checkpoint of the same seed."
+    cfg = preset("tiny")
+    EW, W = synthetic_engine_weights(cfg, seed=3, device="cpu", reference=True)
+    ck = open_checkpoint(tiny_dir, mtp=False)
+    L = engine_weights(ck, "cpu", progress=False)
+    assert set(EW) == set(L)
+    for n, v in L.items():
+        if isinstance(v, tuple):
+            assert v[1].dtype == torch.float32 and EW[n][1].dtype == torch.float32
+            assert torch.equal(v[0].view(torch.uint8), EW[n][0].view(torch.uint8)) and torch.equal(v[1], EW[n][1]), n
+        else: assert torch.equal(v, EW[n]), n
+    for n in ck.specs:                                          # the reference's weights are the checkpoint's, dequantised
+        assert torch.equal(weight(ck, n), W[n]), n
+    fused = fused_layout(cfg)
+    assert all(f in EW and not any(p in EW for p in ps) for f, ps in fused.items() if not f.startswith("mtp."))
+
+
+def test_synthetic_weights_negative_control():
+    "A different seed gives different weights: the equality above is not vacuous."
+    a, _ = synthetic_engine_weights(preset("tiny"), seed=3, device="cpu")
+    b, _ = synthetic_engine_weights(preset("tiny"), seed=4, device="cpu")
+    n = PREFIX + "layers.0.mlp.down_proj.weight"
+    assert not torch.equal(a[n][0].view(torch.uint8), b[n][0].view(torch.uint8))
+
+
+@pytest.mark.parametrize("ctx", [0, 1024, 32768])
+def test_token_bytes_agree_with_the_floor(ctx):
+    "The family split of a token's bytes sums to chapter 01's floor within 0.5 % (head padding rows, norm writes, conv taps)."
+    cfg = preset("qwen3_5_27b")
+    fam = token_bytes(cfg, ctx)
+    ref = step_bytes(decode_budget(cfg), ctx)
+    assert abs(fam["total"] - ref) / ref < 0.005
+    assert fam["total"] == sum(v for k, v in fam.items() if k != "total")
+    assert 24.2e9 < fam["gemv"] < 24.4e9 and fam["lm_head"] == 248077 * 5120 * 2
+
+
+def test_decode_record_when_present():
+    "The committed H200 record of the assembled step: gates passed, numbers consistent."
+    from qwen_engine.runtime import read_record
+    try: rec = read_record("decode_h200")
+    except FileNotFoundError: pytest.skip("no decode record committed yet")
+    d = rec["data"]
+    assert d["graph_vs_eager"]["bit_identical"] and d["graph_vs_eager"]["steps"] >= 256
+    tf = d["teacher_forced"]
+    assert tf["positions"] >= 1000 and tf["engine_pass"] and tf["negative_control_fails"]
+    for ctx in ("1024", "32768"):
+        s = d["speed"][ctx]
+        assert abs(s["frac_of_floor"] - s["floor_ms"] / s["ms"]) < 1e-9
+    assert all(g["allocations"] == 0 for g in d["generation"])
+
+
+# ---- the step's wiring, on the CPU: every kernel replaced by its chapter's torch emulation ----------------------------
+def _emulate_kernels(monkeypatch, holder):
+    "Swap the step's kernel calls for torch stand-ins with the same signatures (the kernels themselves are the chapters' business)."
+    import numpy as np
+    import qwen_engine.step as S
+    from qwen_engine import reference as R
+    from qwen_engine.gemv import torch_epilogue
+    from qwen_engine.checkpoint import dequantize
+    from qwen_engine.attention import attention_emulated, PAGE
+    from qwen_engine.gdn import gdn_emulated
+
+    def rmsnorm(x, w, eps, out, **kw): out.copy_(R.rms_norm(x, w, eps)); return out
+
+    def gemv(q, sc, x, epi=0, res=None, out=None, **kw):                  # the reference's arithmetic: bf16-dequantised weights
+        y = torch.nn.functional.linear(x, dequantize(q.view(torch.float8_e4m3fn), sc.to(torch.bfloat16)))
+        out.copy_(torch_epilogue(y, epi, res)); return out
+
+    def attention_decode(qkv, ctl, pool, layer, table, qn, kn, cfg, out, scratch, rope, M=1):
+        pos, tab = int(ctl[0]), table.table
+        if pos: k_ctx, v_ctx = pool.gather(layer, [int(p) for p in tab[:-(-pos // PAGE)]], pos)
+        else: k_ctx = v_ctx = torch.zeros(cfg.num_key_value_heads, 0, cfg.head_dim, dtype=torch.bfloat16)
+        o, k, v = attention_emulated(qkv, pos, k_ctx, v_ctx, qn, kn, cfg, rope)
+        pg = int(tab[pos // PAGE])
+        pool.kv[0, layer, pg, :, pos % PAGE], pool.kv[1, layer, pg, :, pos % PAGE] = k[0], v[0]
+        out.copy_(o)
+
+    def gdn_decode(qkvz, x, w_b, w_a, conv_w, A_log, dt_bias, norm_w, conv_state, rec_state, layer, ctl, cfg, out, M=1):
+        out.copy_(gdn_emulated(qkvz, x, w_b, w_a, conv_w, A_log, dt_bias, norm_w, conv_state, rec_state, layer, int(ctl[0]), cfg))
+
+    def lm_head(W, x, rowset=None, S=4, logits=False, scratch=None):
+        lg = (x.float() @ W[rowset.long()].float().t()).to(torch.bfloat16)            # fp32 sums rounded to bf16, as the kernel
+        ids = scratch[2]
+        ids[0] = int(lg[0].float().argmax())                                            # first maximum: lowest id on ties
+        if logits is not False and logits is not None: logits.copy_(lg)
+        return ids, None
+
+    def launch(kernel, grid, block, args, smem=0):
+        st = holder["step"]
+        if kernel == "embed_gather":
+            table, ctl, h, H = args
+            h[0].copy_(table[int(ctl[1])])
+        elif kernel == "finish_step":
+            ids, ctl, forced, eos, n_eos, ring, ring_len = args
+            pos, step, nf, pred = int(ctl[0]), int(ctl[2]), int(ctl[4]), int(ids[0])
+            stop = pred in eos.tolist()
+            ctl[1] = int(forced[pos + 1]) if pos + 1 < nf else pred
+            ctl[0], ctl[2], ctl[3] = pos + 1, step + 1, int(stop and pos + 1 >= nf)
+            st.ring_dev[2 * (step % int(ring_len))], st.ring_dev[2 * (step % int(ring_len)) + 1] = pred, step
+        else: raise AssertionError(f"unexpected kernel {kernel}")
+
+    for name, fn in dict(rmsnorm=rmsnorm, gemv=gemv, attention_decode=attention_decode, gdn_decode=gdn_decode, lm_head=lm_head,
+                         launch=launch, get_kernel=lambda f, k: k).items():
+        monkeypatch.setattr(S, name, fn)
+
+
+def test_step_wiring_matches_the_reference(monkeypatch):
+    """The step's launch sequence (buffers, layer indices, residual ping-pong, control block) computes the model: with every kernel
+    replaced by its emulation, teacher-forced logits match reference.forward to within bf16 rounding, and greedy agrees."""
+    from qwen_engine.step import DecodeStep
+    from qwen_engine.reference import forward, new_state
+    cfg = preset("tiny")
+    EW, W = synthetic_engine_weights(cfg, seed=0, device="cpu", reference=True)
+    holder = {}
+    _emulate_kernels(monkeypatch, holder)
+    st = holder["step"] = DecodeStep(cfg, EW, max_context=600, keep_logits=True, device="cpu")
+    prompt = [791, 6722, 315, 9625, 374, 12366, 13, 578, 6722, 315, 9635, 374] * 23      # 276 tokens: crosses a KV page
+    st.reset(prompt, 4)
+    got = []
+    for p in range(len(prompt)):
+        assert int(st.ctl[0]) == p and int(st.ctl[1]) == prompt[p]
+        st.body()
+        got.append(st.logits[0].clone())
+    got = torch.stack(got).float()
+    ref = forward(W, cfg, prompt, new_state(cfg))[0][:, :cfg.text_vocab_size].float()
+    s, dec = new_state(cfg), []                                          # the reference against itself: one token per call
+    for t in prompt: dec.append(forward(W, cfg, [t], s)[0][0, :cfg.text_vocab_size].float())
+    env = (torch.stack(dec) - ref).abs().max()
+    d = (got - ref).abs().max()
+    assert d <= 2 * env, (d, env)                                        # within twice the reference's own disagreement
+    assert (got.argmax(-1) == ref.argmax(-1)).float().mean() > 0.97
+    assert [st.prediction(s) for s in (0, 100, 275)] == [int(got[s].float().argmax()) for s in (0, 100, 275)]
+    assert int(st.ctl[0]) == len(prompt) and int(st.ctl[1]) == int(got[-1].float().argmax())   # the graph continues on its own
+
+
+def test_step_wiring_negative_control(monkeypatch):
+    "The same check fails when the layers' order is scrambled (a wiring bug the comparison must catch)."
+    from qwen_engine.step import DecodeStep
+    from qwen_engine.reference import forward, new_state
+    cfg = preset("tiny")
+    EW, W = synthetic_engine_weights(cfg, seed=0, device="cpu", reference=True)
+    holder = {}
+    _emulate_kernels(monkeypatch, holder)
+    st = holder["step"] = DecodeStep(cfg, EW, max_context=64, keep_logits=True, device="cpu")
+    st.layers[0], st.layers[1] = st.layers[1], st.layers[0]
+    prompt = [791, 6722, 315, 9625, 374, 12366]
+    st.reset(prompt, 1)
+    got = []
+    for _ in prompt:
+        st.body(); got.append(st.logits[0].clone())
+    ref = forward(W, cfg, prompt, new_state(cfg))[0][:, :cfg.text_vocab_size]
+    assert (torch.stack(got).float() - ref.float()).abs().max() > 0.5                 # the passing case stays under ~0.2
+
+
+def test_redequantize_toward_zero_is_the_other_rounding():
+    "The envelope's second reference: every fp8 weight's bf16 image rounded toward zero, within one bf16 ulp of the nearest one."
+    from qwen_engine.decode_bench import redequantize_toward_zero
+    from qwen_engine.runtime import bf16_ulp
+    cfg = preset("tiny")
+    EW, W = synthetic_engine_weights(cfg, seed=0, device="cpu", reference=True)
+    W2 = dict(W)
+    redequantize_toward_zero(W2, EW, cfg)
+    changed = 0
+    for t in tensor_specs(cfg, mtp=False):
+        if not t.fp8: assert W2[t.name] is W[t.name]; continue
+        a, b = W[t.name].float(), W2[t.name].float()
+        assert (b.abs() <= a.abs()).all() and ((a - b).abs() <= bf16_ulp(a)).all(), t.name
+        changed += int((a != b).sum())
+    assert changed > 0.2 * sum(t.numel for t in tensor_specs(cfg, mtp=False) if t.fp8)    # about half the products need rounding
