@@ -3,9 +3,13 @@
 //   build: NVRTC via qwen_engine.runtime.get_kernel (sm_90a), or nvcc -gencode=arch=compute_90a,code=sm_90a -c attention.cu
 //   Four launches: attn_prologue -> attn_scores_vN<G> -> attn_pv_v1<G> -> attn_merge. One block per (partition, KV head)
 //      serves the G query heads of that KV head, so each key and value row is read once per group.
-//   v1 attn_scores_v1: scores on the CUDA cores, q from shared memory. Correct (results/attention_h200.json); 30 % of the
-//      read bandwidth at 32K (97 us vs 55 us for SDPA): shared-memory bound (~48 LDS cycles per 512-byte key). Kept.
-//   v2 attn_scores_v2: the scores on the tensor cores (mma.sync m16n8k16, q in registers). The engine's pass 1.
+//   Measured on the H200 (results/attention_h200.json, one row, P = 66; % of the read bandwidth of the same run, 4.64 TB/s):
+//   v1 attn_scores_v1: scores on the CUDA cores, q re-read from shared memory for every key (~48 shared-memory cycles per
+//      512-byte key). Correct; step at 32K 118 us, 25 %. Kept as the simplest correct pass 1.
+//   v2 attn_scores_v2: the scores on the tensor cores (mma.sync m16n8k16, q in registers). Step at 32K 83 us, 35 %
+//      (SDPA 55 us, 53 %). The engine's pass 1. Alone at 32K: pass 1 25 us, pass 2 53 us (1.3 TB/s): pass 2 is next.
+//   attn_pv_v1: the only pass 2 so far; its merge of the P statistics is done by one warp per head (a single thread
+//      walking the P partials cost ~20 us of dependent loads in the first runs).
 // Layouts (D = 256, PAGE = 256 tokens):
 //   qkv   [M, stride] bf16: per query head h, q at h*2D, gate at h*2D + D; then k (Hkv*D), then v (Hkv*D)
 //   cache [n_pages, Hkv, PAGE, D] bf16 for K and for V of one layer; token t lives in page table[t / PAGE], row t % PAGE

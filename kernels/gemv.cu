@@ -19,6 +19,10 @@
 //   v5 gemv_fp8_v5<S, RG, EPI, D>: v3's partition, with D tiles per warp in flight through a cp.async shared-memory ring
 //      instead of registers.
 //      14 9 9 17 13 : lost, badly. ncu: 128 KB of ring per block leaves 4 warps per SM (D=8); cause of the D=4 loss still open.
+//   v6 gemv_fp8_v6<NW, RG, EPI, D>: cp.async.bulk row segments into a D-stage shared-memory ring (mbarrier), NW warps
+//      computing one tile each per stage. (results/gemv_v6_h200.json) 48 52 43 32 52 at best: lost; deeper rings are worse.
+//   v7 gemv_fp8_v7<S, RG, EPI, D, PF, L2B>: v3 with x loaded at use and a D-deep register ring of weights, optional L2
+//      prefetch. Bit-identical to v3. (results/gemv_v7_h200.json) 65 67 42 50 55 at best: lost, except +1-2 points on q|gate|k|v.
 //   lm_head_bf16_v2<S>: the same structure for the bf16 vocabulary projection over a row set, with argmax.
 // Weights are read as stored in the checkpoint: row-major [N, K], e4m3, scale_inv [N/128, K/128] (fp32 here).
 

@@ -8,7 +8,7 @@ __all__ = ['greedy_ids', 'agreement', 'teacher_forced', 'check_graph_eager', 're
            'bench_tiny', 'run_decode_bench', 'check_disk', 'run_tiny_bench', 'bench_register', 'gates_table',
            'speed_table', 'family_plot']
 
-# %% ../nbs/09d_measure.ipynb #4672e542
+# %% ../nbs/09d_measure.ipynb #c85e29f3
 import time, json, statistics
 import torch
 from .config import ModelConfig, preset, PREFIX
@@ -16,7 +16,7 @@ from .runtime import median, time_events, count_launches, write_record, read_rec
 from .step import DecodeStep, synthetic_engine_weights, run, token_bytes
 from .roofline import decode_budget, step_bytes
 
-# %% ../nbs/09d_measure.ipynb #aeae277e
+# %% ../nbs/09d_measure.ipynb #f774a2fe
 def greedy_ids(logits: torch.Tensor, cfg: ModelConfig) -> torch.Tensor:
     "argmax over the real vocabulary (lowest id on ties), per row."
     return logits[..., :cfg.text_vocab_size].float().argmax(-1)
@@ -29,7 +29,7 @@ def agreement(a: torch.Tensor, b: torch.Tensor, cfg: ModelConfig) -> dict:
     return dict(top1=float((a.argmax(-1) == b.argmax(-1)).float().mean()), max=float(per_pos.max()),
                 p999=float(torch.quantile(d.flatten()[::97], 0.999)), median_pos_max=float(per_pos.median()))
 
-# %% ../nbs/09d_measure.ipynb #5c58906c
+# %% ../nbs/09d_measure.ipynb #02918d21
 def teacher_forced(step: DecodeStep, ids: list, graph: bool = True) -> torch.Tensor:
     "Logits [len(ids), text_vocab] of the step at every position of `ids` (forced)."
     assert step.logits is not None, "build the step with keep_logits=True"
@@ -58,7 +58,7 @@ def check_graph_eager(step: DecodeStep, prompt: list, n: int = 256) -> dict:
     first = None if same else int((res["eager"] != res["graph"]).any(-1).nonzero()[0])
     return dict(steps=res["eager"].shape[0], bit_identical=same, first_difference=first)
 
-# %% ../nbs/09d_measure.ipynb #c42cfd34
+# %% ../nbs/09d_measure.ipynb #624c8a50
 def redequantize_toward_zero(W: dict, EW: dict, cfg: ModelConfig):
     "Replace, in place, every fp8 tensor of the reference's weights by its bf16 image rounded toward zero (from the step's fp8 + scales)."
     from qwen_engine.checkpoint import fused_layout
@@ -78,7 +78,7 @@ def redequantize_toward_zero(W: dict, EW: dict, cfg: ModelConfig):
         W[n] = (exact.view(torch.int32) & -65536).view(torch.float32).to(torch.bfloat16)     # drop the low 16 bits: toward zero
         del exact
 
-# %% ../nbs/09d_measure.ipynb #7becf272
+# %% ../nbs/09d_measure.ipynb #eb559a7b
 def time_replays(step: DecodeStep, n: int = 50) -> float:
     "Median ms per graph replay, replays back to back (the graph feeds itself)."
     ts = time_events(lambda: step.graph.replay(), warmup=3, reps=n)
@@ -140,7 +140,7 @@ def replay_host_cost(step: DecodeStep, n: int = 200) -> float:
     torch.cuda.synchronize()
     return dt
 
-# %% ../nbs/09d_measure.ipynb #a3e73d23
+# %% ../nbs/09d_measure.ipynb #41e498b4
 def _guard(out: dict, key: str, fn):
     t = time.perf_counter()
     try: out[key] = fn()
@@ -197,7 +197,6 @@ def run_decode_bench(record_dir=None, disk: str = None, peer: bool = True) -> di
         return dict(total=sum(inv.values()), by_kernel=dict(inv))
     part("launches", inventory)
     prompt = _prompt(1024)
-    part("graph_vs_eager", lambda: check_graph_eager(step, prompt[:16], 256))
     def gate2():
         eng = teacher_forced(step, prompt)
         ref = forward(W, cfg, prompt, new_state(cfg))[0]
@@ -215,6 +214,7 @@ def run_decode_bench(record_dir=None, disk: str = None, peer: bool = True) -> di
         del eng, ref
         return r
     part("teacher_forced", gate2)
+    part("graph_vs_eager", lambda: check_graph_eager(step, prompt[:16], 256))
     del W; torch.cuda.empty_cache()
     step.logits = None; step.graph = None                               # speed runs: no logits written
     def speed():
@@ -232,10 +232,10 @@ def run_decode_bench(record_dir=None, disk: str = None, peer: bool = True) -> di
         return r
     part("speed", speed)
     def generation():
-        r = [time_generation(step, prompt[:32], 1000, ahead=a) for a in (1, 2)]
+        r = [time_generation(step, prompt[:32], 1000, ahead=1), time_generation(step, prompt[:32], 300, ahead=2)]
         if mapped_handoff_works():                                   # tried in a child process first: a fault there costs nothing here
             step.set_handoff("mapped")
-            r += [time_generation(step, prompt[:32], 1000, ahead=a) for a in (1, 2)]
+            r += [time_generation(step, prompt[:32], 300, ahead=a) for a in (1, 2)]
             step.set_handoff("copy")
         return r
     part("generation", generation)
@@ -282,7 +282,7 @@ def bench_register(bench):
     p.add_argument("--tiny", action="store_true", help="only gate 3: the embedded tiny model, step vs reference (record decode_tiny_h200)")
     p.set_defaults(func=_cli_bench)
 
-# %% ../nbs/09d_measure.ipynb #33c4ed41
+# %% ../nbs/09d_measure.ipynb #47f0ce0b
 def gates_table(rec, tiny=None) -> str:
     "The correctness gates of a decode record (and of the tiny-model record) as a markdown table."
     d = rec["data"]
