@@ -5,10 +5,10 @@
 # %% auto #0
 __all__ = ['CHAPTERS', 'parser', 'main']
 
-# %% ../nbs/99_cli.ipynb #09fa8161
+# %% ../nbs/99_cli.ipynb #eeb8c322
 import argparse, importlib, sys
 
-CHAPTERS = ("roofline", "tokens", "checkpoint", "oracle", "reference", "norms", "gemv", "attention", "gdn", "engine")
+CHAPTERS = ("roofline", "tokens", "checkpoint", "oracle", "norms", "gemv", "attention", "gdn", "engine", "decode_bench")
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="qwen-engine", description="Qwen3.5-27B-FP8 at batch 1 on one H200: a book you can run.")

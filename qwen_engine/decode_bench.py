@@ -6,9 +6,9 @@
 __all__ = ['greedy_ids', 'agreement', 'teacher_forced', 'check_graph_eager', 'redequantize_toward_zero', 'time_replays',
            'at_context', 'family_of', 'profile_families', 'time_generation', 'mapped_handoff_works', 'replay_host_cost',
            'bench_tiny', 'run_decode_bench', 'check_disk', 'run_tiny_bench', 'bench_register', 'gates_table',
-           'speed_table', 'family_plot']
+           'speed_table', 'family_table', 'family_plot']
 
-# %% ../nbs/09d_measure.ipynb #c85e29f3
+# %% ../nbs/09d_measure.ipynb #be9c4a99
 import time, json, statistics
 import torch
 from .config import ModelConfig, preset, PREFIX
@@ -16,7 +16,7 @@ from .runtime import median, time_events, count_launches, write_record, read_rec
 from .step import DecodeStep, synthetic_engine_weights, run, token_bytes
 from .roofline import decode_budget, step_bytes
 
-# %% ../nbs/09d_measure.ipynb #f774a2fe
+# %% ../nbs/09d_measure.ipynb #b98b5c5e
 def greedy_ids(logits: torch.Tensor, cfg: ModelConfig) -> torch.Tensor:
     "argmax over the real vocabulary (lowest id on ties), per row."
     return logits[..., :cfg.text_vocab_size].float().argmax(-1)
@@ -29,7 +29,7 @@ def agreement(a: torch.Tensor, b: torch.Tensor, cfg: ModelConfig) -> dict:
     return dict(top1=float((a.argmax(-1) == b.argmax(-1)).float().mean()), max=float(per_pos.max()),
                 p999=float(torch.quantile(d.flatten()[::97], 0.999)), median_pos_max=float(per_pos.median()))
 
-# %% ../nbs/09d_measure.ipynb #02918d21
+# %% ../nbs/09d_measure.ipynb #75a1f204
 def teacher_forced(step: DecodeStep, ids: list, graph: bool = True) -> torch.Tensor:
     "Logits [len(ids), text_vocab] of the step at every position of `ids` (forced)."
     assert step.logits is not None, "build the step with keep_logits=True"
@@ -58,7 +58,7 @@ def check_graph_eager(step: DecodeStep, prompt: list, n: int = 256) -> dict:
     first = None if same else int((res["eager"] != res["graph"]).any(-1).nonzero()[0])
     return dict(steps=res["eager"].shape[0], bit_identical=same, first_difference=first)
 
-# %% ../nbs/09d_measure.ipynb #624c8a50
+# %% ../nbs/09d_measure.ipynb #620e4228
 def redequantize_toward_zero(W: dict, EW: dict, cfg: ModelConfig):
     "Replace, in place, every fp8 tensor of the reference's weights by its bf16 image rounded toward zero (from the step's fp8 + scales)."
     from qwen_engine.checkpoint import fused_layout
@@ -78,7 +78,7 @@ def redequantize_toward_zero(W: dict, EW: dict, cfg: ModelConfig):
         W[n] = (exact.view(torch.int32) & -65536).view(torch.float32).to(torch.bfloat16)     # drop the low 16 bits: toward zero
         del exact
 
-# %% ../nbs/09d_measure.ipynb #eb559a7b
+# %% ../nbs/09d_measure.ipynb #9c0c2a2a
 def time_replays(step: DecodeStep, n: int = 50) -> float:
     "Median ms per graph replay, replays back to back (the graph feeds itself)."
     ts = time_events(lambda: step.graph.replay(), warmup=3, reps=n)
@@ -140,7 +140,7 @@ def replay_host_cost(step: DecodeStep, n: int = 200) -> float:
     torch.cuda.synchronize()
     return dt
 
-# %% ../nbs/09d_measure.ipynb #41e498b4
+# %% ../nbs/09d_measure.ipynb #1d89b484
 def _guard(out: dict, key: str, fn):
     t = time.perf_counter()
     try: out[key] = fn()
@@ -282,7 +282,7 @@ def bench_register(bench):
     p.add_argument("--tiny", action="store_true", help="only gate 3: the embedded tiny model, step vs reference (record decode_tiny_h200)")
     p.set_defaults(func=_cli_bench)
 
-# %% ../nbs/09d_measure.ipynb #47f0ce0b
+# %% ../nbs/09d_measure.ipynb #68d9930c
 def gates_table(rec, tiny=None) -> str:
     "The correctness gates of a decode record (and of the tiny-model record) as a markdown table."
     d = rec["data"]
@@ -315,6 +315,21 @@ def speed_table(rec) -> str:
         pm = p.get("ms") if isinstance(p, dict) else None
         rows.append(f"| {ctx} | {s['ms']:.3f} | {s['tokens_per_s']:.1f} | {s['floor_ms']:.3f} | {s['frac_of_floor']:.1%} | "
                     f"{pm:.3f} | {s['ms'] / pm:.2f} |" if pm else f"| {ctx} | {s['ms']:.3f} | {s['tokens_per_s']:.1f} | {s['floor_ms']:.3f} | {s['frac_of_floor']:.1%} | - | - |")
+    return "\n".join(rows)
+
+def family_table(rec) -> str:
+    "Per kernel family at 1K context: GPU ms per token (profiler), bytes, and bandwidth as a fraction of the run's measured read bandwidth."
+    d = rec["data"]; sp, bw = d["speed"], d["bandwidth_tbps"]
+    fam, by = sp["families_1k"], sp["bytes_1k"]
+    rows = ["| family | ms per token | GB per token | TB/s | % of measured bandwidth |", "|---|---:|---:|---:|---:|"]
+    for k in sorted(fam, key=lambda k: -fam[k]):
+        b = by.get(k, 0)
+        rows.append(f"| {k} | {fam[k]:.3f} | {b / 1e9:.3f} | " + (f"{b / fam[k] / 1e9:.2f} | {b / fam[k] / 1e9 / bw:.0%} |" if b else "- | - |"))
+    gpu = sp["1024"]["ms"]
+    rows.append(f"| all kernels / graph replay | {sum(fam.values()):.3f} / {gpu:.3f} | {by['total'] / 1e9:.2f} | | |")
+    gen = [g for g in d.get("generation", []) if g.get("handoff") == "copy" and g["ahead"] == 1]
+    if gen: rows.append(f"| wall time per generated token, copy hand-off | {gen[0]['wall_ms_per_token']:.3f} (wall - GPU: {(gen[0]['wall_ms_per_token'] - gpu) / gpu:+.1%}) | | | |")
+    rows.append(f"| host time inside one graph.replay() | {sp['replay_host_us']:.1f} us | | | |")
     return "\n".join(rows)
 
 def family_plot(rec):

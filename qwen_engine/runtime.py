@@ -7,7 +7,7 @@ __all__ = ['L2_BYTES', 'NVRTC_OPTIONS', 'repo_root', 'kernel_dir', 'kernel_sourc
            'time_events', 'time_graph', 'median', 'bf16_ulp', 'rotation_count', 'git_commit', 'gpu_facts',
            'write_record', 'read_record', 'record_banner']
 
-# %% ../nbs/90_runtime.ipynb #18d86587
+# %% ../nbs/90_runtime.ipynb #198fd226
 import os, re, json, time, datetime, functools, statistics, subprocess, platform, contextlib, collections
 from pathlib import Path
 from importlib import resources
@@ -48,12 +48,14 @@ def _module(name: str, name_expressions: tuple, options: tuple):
     import cupy
     return cupy.RawModule(code=kernel_source(name), options=options, name_expressions=name_expressions or None)
 
-_NAMES = {}          # id(kernel) -> "file:func", for launch inventories
+_NAMES = {}          # id(kernel) -> "file:func", for launch inventories (kernels are cached, so ids stay theirs)
 
-def get_kernel(name: str, func: str, options: tuple = NVRTC_OPTIONS):
-    "Compile (once per process) `kernels/{name}.cu` and return kernel `func` (a C++ name, templates allowed)."
-    templated = "<" in func
-    k = _module(name, (func,) if templated else (), options).get_function(func)
+@functools.cache
+def get_kernel(name: str, func: str, options: tuple = NVRTC_OPTIONS, together: tuple = ()):
+    """Compile (once per process) `kernels/{name}.cu` and return kernel `func` (a C++ name, templates allowed).
+    `together`: all the template instantiations to compile in one NVRTC pass with this one (one compile, many kernels)."""
+    names = together or ((func,) if "<" in func else ())
+    k = _module(name, names, options).get_function(func)
     _NAMES[id(k)] = f"{name}:{func}"
     return k
 
@@ -80,7 +82,7 @@ def launch(kernel, grid, block, args, smem: int = 0):
     with _cupy_stream(torch.cuda.current_stream().cuda_stream):
         kernel(tuple(grid), tuple(block), a, shared_mem=smem)
 
-# %% ../nbs/90_runtime.ipynb #6effa9a7
+# %% ../nbs/90_runtime.ipynb #4e03f83d
 def time_events(fn, warmup: int = 3, reps: int = 20) -> list:
     "Milliseconds per call of `fn()`, one CUDA-event pair per repetition, after `warmup` calls."
     for _ in range(warmup): fn()
@@ -114,7 +116,7 @@ def rotation_count(bytes_per_set: int, l2: int = L2_BYTES, factor: int = 3) -> i
     "How many distinct operand sets to cycle through so that each is evicted from L2 before its reuse."
     return max(2, -(-factor * l2 // max(1, bytes_per_set)))
 
-# %% ../nbs/90_runtime.ipynb #26e781dd
+# %% ../nbs/90_runtime.ipynb #7c2951b1
 def git_commit() -> str:
     "The commit the measurement ran on: $QE_COMMIT (set when the tree travels without .git), else git."
     if os.environ.get("QE_COMMIT"): return os.environ["QE_COMMIT"]

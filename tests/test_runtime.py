@@ -36,3 +36,11 @@ def test_kernel_source_inlines_includes_once():
     src = kernel_source("norms")
     assert '#include "common.cu"' not in src
     assert src.count("qe_warp_sum(float v)") == 1 and "qe_warp_rms_inv" in src
+
+
+def test_get_kernel_is_cached_so_inventory_names_stay_right():
+    "count_launches names kernels by id(); get_kernel must hand back the same object every time (a reused id mislabelled GDN)."
+    import inspect
+    from qwen_engine import runtime
+    assert hasattr(runtime.get_kernel, "cache_info")
+    assert "together" in inspect.signature(runtime.get_kernel).parameters
