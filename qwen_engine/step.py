@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['engine_weights', 'synthetic_engine_weights', 'ContextError', 'DecodeStep', 'token_bytes', 'run']
 
-# %% ../nbs/09a_step.ipynb #77b071ff
+# %% ../nbs/09a_step.ipynb #ca96fc34
 import math, time
 import numpy as np
 import torch
@@ -17,7 +17,7 @@ from .norms import rmsnorm
 from .attention import KVPool, PageTable, attention_decode, attention_scratch, rope_table
 from .gdn import gdn_state, gdn_decode
 
-# %% ../nbs/09a_step.ipynb #2d536855
+# %% ../nbs/09a_step.ipynb #5dea88c5
 def _widen_scales(EW: dict) -> dict:
     "fp8 entries as (e4m3 weight, fp32 scale), contiguous: the GEMV's operand format."
     return {n: ((v[0].contiguous(), v[1].float().contiguous()) if isinstance(v, tuple) else v) for n, v in EW.items()}
@@ -49,7 +49,7 @@ def synthetic_engine_weights(cfg: ModelConfig, seed: int = 0, device="cuda", ref
                 for p in ps: del parts[p]
     return _widen_scales(EW), W
 
-# %% ../nbs/09a_step.ipynb #298ca1aa
+# %% ../nbs/09a_step.ipynb #9ebaf4ca
 class ContextError(ValueError):
     "A prompt (plus the tokens asked for) that does not fit the context the step was built for."
 
@@ -143,12 +143,13 @@ class DecodeStep:
         self.ctl.copy_(torch.tensor([0, prompt[0], 0, 0, n, 0, 0, 0], dtype=torch.int32))
         self.ring.fill_(-1); self.ring_dev.fill_(-1)
 
-    def body(self):
-        "The launches of one decode step, in order; every changing value is read from device memory."
+    def body(self, probe=None):
+        """The launches of one decode step, in order; every changing value is read from device memory.
+        `probe(i, h)`, eager runs only: called with the residual stream after layer i (for layer-by-layer checks)."""
         c, eps, H = self.cfg, self.cfg.rms_norm_eps, self.cfg.hidden_size
         E, h, x = self.EW, self.h, self.x
         launch(get_kernel("step", "embed_gather"), (-(-H // (8 * 128)),), (128,), (E[PREFIX + "embed_tokens.weight"], self.ctl, h[0], np.int32(H)))
-        for L in self.layers:
+        for i, L in enumerate(self.layers):
             rmsnorm(h[0], L["ln1"], eps, x)
             if L["kind"] == "linear_attention":
                 qkvz = self.proj[:, :L["inp"][0].shape[0]]
@@ -166,6 +167,7 @@ class DecodeStep:
             rmsnorm(h[1], L["ln2"], eps, x)
             self._gemv(L["gate_up"], x, 2, self.act)
             self._gemv(L["down"], self.act, 1, h[0], res=h[1])
+            if probe is not None: probe(i, h[0])
         rmsnorm(h[0], E[PREFIX + "norm.weight"], eps, x)
         ids, _ = lm_head(E["lm_head.weight"], x, rowset=self.rowset, S=ENGINE_CHOICE["lm_head"],
                          logits=self.logits if self.logits is not None else False, scratch=self.head_scratch)
@@ -202,7 +204,7 @@ class DecodeStep:
             if int(self.ring[slot + 1]) == step: return int(self.ring[slot])
             if not spin: return None
 
-# %% ../nbs/09a_step.ipynb #24a52c34
+# %% ../nbs/09a_step.ipynb #89157912
 def token_bytes(cfg: ModelConfig, ctx: int) -> dict:
     "Bytes one decode token moves at context `ctx`, by family (derived from the shapes; reads and writes)."
     H, fam = cfg.hidden_size, {}
@@ -221,7 +223,7 @@ def token_bytes(cfg: ModelConfig, ctx: int) -> dict:
     fam["total"] = sum(fam.values())
     return fam
 
-# %% ../nbs/09a_step.ipynb #93cd7674
+# %% ../nbs/09a_step.ipynb #6b1ecb4c
 def run(step: DecodeStep, prompt: list, max_new_tokens: int, graph: bool = True, ahead: int = 1, stats: dict = None):
     "Yield generated ids (greedy): the prompt teacher-forced through the step, then its own predictions."
     step.reset(prompt, max_new_tokens)

@@ -188,7 +188,7 @@ def test_step_wiring_negative_control(monkeypatch):
 
 def test_redequantize_toward_zero_is_the_other_rounding():
     "The envelope's second reference: every fp8 weight's bf16 image rounded toward zero, within one bf16 ulp of the nearest one."
-    from qwen_engine.decode_bench import redequantize_toward_zero
+    from qwen_engine.decode_bench import redequantize_toward_zero, redequantize
     from qwen_engine.runtime import bf16_ulp
     cfg = preset("tiny")
     EW, W = synthetic_engine_weights(cfg, seed=0, device="cpu", reference=True)
@@ -201,3 +201,32 @@ def test_redequantize_toward_zero_is_the_other_rounding():
         assert (b.abs() <= a.abs()).all() and ((a - b).abs() <= bf16_ulp(a)).all(), t.name
         changed += int((a != b).sum())
     assert changed > 0.2 * sum(t.numel for t in tensor_specs(cfg, mtp=False) if t.fp8)    # about half the products need rounding
+    W3 = dict(W); redequantize(W3, EW, cfg, "stochastic")
+    W4 = dict(W2); redequantize(W4, EW, cfg, "nearest")
+    for t in tensor_specs(cfg, mtp=False):
+        if not t.fp8: continue
+        a, b = W[t.name].float(), W3[t.name].float()
+        assert ((a - b).abs() <= bf16_ulp(a)).all() and torch.equal(W4[t.name], W[t.name]), t.name   # nearest puts the image back
+    fp8 = [t.name for t in tensor_specs(cfg, mtp=False) if t.fp8]
+    assert any(not torch.equal(W3[n], W[n]) for n in fp8) and any(not torch.equal(W3[n], W2[n]) for n in fp8)   # neither image
+
+
+def test_layerwise_gate_on_the_emulated_step(monkeypatch):
+    """The layer-by-layer gate on the tiny model with the step's kernels emulated: the step passes, the wrong RoPE base fails,
+    and the reference's weights come back to their usual bf16 image."""
+    from qwen_engine.step import DecodeStep
+    from qwen_engine.decode_bench import layerwise
+    cfg = preset("tiny")
+    EW, W = synthetic_engine_weights(cfg, seed=0, device="cpu", reference=True)
+    before = {n: W[n].clone() for n in W if n.endswith("down_proj.weight")}
+    holder = {}
+    _emulate_kernels(monkeypatch, holder)
+    import qwen_engine.step as S
+    from qwen_engine.gemv import gemv_reference
+    def exact_gemv(q, sc, x, epi=0, res=None, out=None, **kw):            # the kernel's arithmetic: exact fp8 products, one rounding
+        out.copy_(gemv_reference(q.view(torch.float8_e4m3fn), sc, x, epi, res).to(torch.bfloat16)); return out
+    monkeypatch.setattr(S, "gemv", exact_gemv)
+    st = holder["step"] = DecodeStep(cfg, EW, max_context=128, keep_logits=True, device="cpu")
+    r = layerwise(st, W, EW, cfg, [791, 6722, 315, 9625, 374, 12366, 13, 578, 6722, 315, 9635, 374] * 4)
+    assert r["engine_pass"] and r["negative_control_fails"], r
+    assert all(torch.equal(W[n], v) for n, v in before.items())
