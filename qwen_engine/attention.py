@@ -8,7 +8,7 @@ __all__ = ['PAGE', 'P_DEFAULT', 'rope_table', 'split_qkv', 'prologue', 'PoolExha
            'attention_scratch', 'attention_decode', 'fill_random', 'check_context', 'check_multirow', 'check_limits',
            'time_ours', 'time_parts', 'time_sdpa', 'run_all', 'bench_register', 'verification_table', 'curve_plot']
 
-# %% ../nbs/07_attention.ipynb #0d692571
+# %% ../nbs/07_attention.ipynb #29813337
 import math
 from dataclasses import dataclass
 import numpy as np
@@ -18,7 +18,7 @@ from .config import ModelConfig
 from . import reference as R
 from .runtime import get_kernel, launch, time_graph, median, rotation_count, bf16_ulp
 
-# %% ../nbs/07_attention.ipynb #e5503a1d
+# %% ../nbs/07_attention.ipynb #4fb2d493
 PAGE = 256          # tokens per KV page
 P_DEFAULT = 66      # partitions per KV head: 4 x 66 = 264 blocks, 2 per SM on 132 SMs (the P sweep below)
 
@@ -44,7 +44,7 @@ def prologue(qkv, pos0: int, q_norm_w, k_norm_w, cfg: ModelConfig, rope):
     k = R.apply_rope(R.rms_norm(k, k_norm_w, eps).transpose(0, 1)[None], cos, sin)[0].transpose(0, 1)
     return q, k, v, gate
 
-# %% ../nbs/07_attention.ipynb #b2619079
+# %% ../nbs/07_attention.ipynb #703c7d34
 class PoolExhausted(ValueError):
     "The KV pool (or a page table) cannot back the tokens asked for; nothing was changed."
 
@@ -105,7 +105,7 @@ class PageTable:
         self.pages = []
         self.table.fill_(-1)
 
-# %% ../nbs/07_attention.ipynb #29970b62
+# %% ../nbs/07_attention.ipynb #bf9a515a
 def partitions(n: int, P: int):
     "The kernel's split of n keys into P partitions: chunks of ceil(n / P) rounded up to 32 keys; trailing ones may be empty."
     c = (-(-n // P) + 31) // 32 * 32
@@ -138,7 +138,7 @@ def attention_emulated(qkv, pos0: int, k_ctx, v_ctx, q_norm_w, k_norm_w, cfg: Mo
             o[r, g * G:(g + 1) * G] = acc.to(torch.bfloat16)
     return (o * torch.sigmoid(gate)).reshape(M, Hq * D), k, v
 
-# %% ../nbs/07_attention.ipynb #17cb19e4
+# %% ../nbs/07_attention.ipynb #5f44161f
 def _selectors(cfg: ModelConfig, device):
     "Identity projections that pick q|gate, k and v out of a qkv row, and an identity o_proj."
     Hq, Hkv, D = cfg.num_attention_heads, cfg.num_key_value_heads, cfg.head_dim
@@ -180,7 +180,7 @@ def ulp_err(x, ref, scale) -> torch.Tensor:
     "|x - ref| in bf16 ulps at max(|ref|, scale): the unit of a sum whose terms are of size `scale`."
     return (x.double() - ref.double()).abs() / bf16_ulp(torch.maximum(ref.double().abs(), scale))
 
-# %% ../nbs/07_attention.ipynb #70bb1dfe
+# %% ../nbs/07_attention.ipynb #3e9db4d2
 @dataclass
 class AttnScratch:
     "What the passes exchange, allocated once."
@@ -232,7 +232,7 @@ def _launches(qkv, ctl, kc, vc, tab, q_norm_w, k_norm_w, cfg, out, sc, rope, M, 
              (vc, tab, nt, ctl, sc.scores, sc.stats, sc.opart, i32(Hq), i32(Hkv), i32(sc.P), i32(M), i32(sc.max_ctx))),
             (get_kernel("attention", "attn_merge"), (Hq, M), (256,), (sc.opart, qkv, out, i32(Hq), i32(sc.P), i32(qkv.shape[1])))]
 
-# %% ../nbs/07_attention.ipynb #7dc7c6c0
+# %% ../nbs/07_attention.ipynb #6e5c06d4
 def fill_random(pool: KVPool, gen):
     "Random K and V straight into the pool (standing in for 128K steps of appends): N(0, 1), as normed keys and values are."
     pool.kv.normal_(generator=gen)
@@ -433,17 +433,12 @@ def run_all(record_dir=None):
                      "qwen-engine bench attention --record " + str(record_dir), data, out_dir=record_dir)
     return data
 
-def _cli_bench(args):
-    if not torch.cuda.is_available(): raise SystemExit("qwen-engine: error: bench attention needs a CUDA GPU; none is visible")
-    run_all(args.record)
-
 def bench_register(bench):
     "Add `bench attention` to the `qwen-engine` command."
-    p = bench.add_parser("attention", help="verify and measure the decode attention kernel")
-    p.add_argument("--record", metavar="DIR", help="write the record attention_h200.json into DIR")
-    p.set_defaults(func=_cli_bench)
+    from qwen_engine.runtime import add_bench
+    add_bench(bench, "attention", "verify and measure the decode attention kernel", run_all, "attention_h200")
 
-# %% ../nbs/07_attention.ipynb #5161a603
+# %% ../nbs/07_attention.ipynb #c4b8fa1f
 def verification_table(rec) -> str:
     "Every check of the run against the float64 definition: worst error (ulps of the sum's scale), % of outputs differing."
     d = rec["data"]

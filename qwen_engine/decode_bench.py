@@ -9,7 +9,7 @@ __all__ = ['greedy_ids', 'agreement', 'teacher_forced', 'check_graph_eager', 're
            'run_decode_bench', 'check_disk', 'run_tiny_bench', 'bench_register', 'gates_table', 'speed_table',
            'family_table', 'family_plot']
 
-# %% ../nbs/09d_measure.ipynb #02e3bb1e
+# %% ../nbs/09d_measure.ipynb #145d3fce
 import time, json, statistics
 import torch
 from .config import ModelConfig, preset, PREFIX
@@ -17,7 +17,7 @@ from .runtime import median, time_events, count_launches, write_record, read_rec
 from .step import DecodeStep, synthetic_engine_weights, run, token_bytes
 from .roofline import decode_budget, step_bytes
 
-# %% ../nbs/09d_measure.ipynb #889a88d0
+# %% ../nbs/09d_measure.ipynb #00fc51a4
 def greedy_ids(logits: torch.Tensor, cfg: ModelConfig) -> torch.Tensor:
     "argmax over the real vocabulary (lowest id on ties), per row."
     return logits[..., :cfg.text_vocab_size].float().argmax(-1)
@@ -30,7 +30,7 @@ def agreement(a: torch.Tensor, b: torch.Tensor, cfg: ModelConfig) -> dict:
     return dict(top1=float((a.argmax(-1) == b.argmax(-1)).float().mean()), max=float(per_pos.max()),
                 p999=float(torch.quantile(d.flatten()[::97], 0.999)), median_pos_max=float(per_pos.median()))
 
-# %% ../nbs/09d_measure.ipynb #b36a131c
+# %% ../nbs/09d_measure.ipynb #c2c1fe69
 def teacher_forced(step: DecodeStep, ids: list, graph: bool = True) -> torch.Tensor:
     "Logits [len(ids), text_vocab] of the step at every position of `ids` (forced)."
     assert step.logits is not None, "build the step with keep_logits=True"
@@ -59,7 +59,7 @@ def check_graph_eager(step: DecodeStep, prompt: list, n: int = 256) -> dict:
     first = None if same else int((res["eager"] != res["graph"]).any(-1).nonzero()[0])
     return dict(steps=res["eager"].shape[0], bit_identical=same, first_difference=first)
 
-# %% ../nbs/09d_measure.ipynb #0a683072
+# %% ../nbs/09d_measure.ipynb #d35d33f7
 def redequantize(W: dict, EW: dict, cfg: ModelConfig, mode: str = "toward_zero", seed: int = 0):
     """Replace, in place, every fp8 tensor of the reference's weights by another bf16 image of its exact values fp8 x scale
     (from the step's weights): "toward_zero" (truncate), "stochastic" (round up with probability equal to the distance from
@@ -94,7 +94,7 @@ def redequantize_toward_zero(W: dict, EW: dict, cfg: ModelConfig):
     "The bf16 image rounded toward zero (gate 2's envelope; see `redequantize`)."
     redequantize(W, EW, cfg, "toward_zero")
 
-# %% ../nbs/09d_measure.ipynb #7a068752
+# %% ../nbs/09d_measure.ipynb #9f9818c1
 def reference_residuals(W, cfg: ModelConfig, ids, rope_base=None) -> torch.Tensor:
     "The reference's residual stream after each layer, [n_layers, T, hidden] fp32, computed exactly as `reference.forward`."
     from qwen_engine.reference import rms_norm, gdn, attention, mlp, new_state
@@ -136,7 +136,7 @@ def layerwise(step: DecodeStep, W: dict, EW: dict, cfg: ModelConfig, ids) -> dic
     r["worst_layer"] = max(range(len(ref)), key=lambda i: r["engine"][i] / (1.5 * r["envelope"][i] + 1e-3))
     return r
 
-# %% ../nbs/09d_measure.ipynb #cc8dcb4d
+# %% ../nbs/09d_measure.ipynb #52c6b466
 def time_replays(step: DecodeStep, n: int = 50) -> float:
     "Median ms per graph replay, replays back to back (the graph feeds itself)."
     ts = time_events(lambda: step.graph.replay(), warmup=3, reps=n)
@@ -198,7 +198,7 @@ def replay_host_cost(step: DecodeStep, n: int = 200) -> float:
     torch.cuda.synchronize()
     return dt
 
-# %% ../nbs/09d_measure.ipynb #98b11977
+# %% ../nbs/09d_measure.ipynb #6f81de1c
 def _guard(out: dict, key: str, fn):
     t = time.perf_counter()
     try: out[key] = fn()
@@ -334,14 +334,14 @@ def _cli_bench(args):
 
 def bench_register(bench):
     "Add `bench decode` to the `qwen-engine` command."
-    p = bench.add_parser("decode", help="gates and speed of the assembled decode step (27B shape, synthetic), beside the library peer")
-    p.add_argument("--record", metavar="DIR", help="write the record decode_h200.json into DIR")
+    from qwen_engine.runtime import add_bench
+    p = add_bench(bench, "decode", "gates and speed of the assembled decode step (27B shape, synthetic), beside the library peer", None, "decode_h200")
     p.add_argument("--disk", metavar="DIR", help="also write the 27B synthetic checkpoint to DIR and check the loader against memory")
     p.add_argument("--no-peer", action="store_true", help="skip the library peer step")
     p.add_argument("--tiny", action="store_true", help="only gate 3: the embedded tiny model, step vs reference (record decode_tiny_h200)")
     p.set_defaults(func=_cli_bench)
 
-# %% ../nbs/09d_measure.ipynb #12a42870
+# %% ../nbs/09d_measure.ipynb #be7cf333
 def gates_table(rec, tiny=None) -> str:
     "The correctness gates of a decode record (and of the tiny-model record) as a markdown table."
     d = rec["data"]

@@ -9,7 +9,7 @@ __all__ = ['BLOCK', 'MODEL_SHAPES', 'AWKWARD', 'ENGINE_CHOICE', 'quantize_fp8', 
            'check_lm_head', 'bandwidth_now', 'sweep', 'M_PAD_BYTES', 'best_choice', 'token_graph', 'time_lm_head',
            'run_all', 'bench_register', 'checks_table', 'best_by_variant', 'speed_table', 'speed_plot']
 
-# %% ../nbs/06_gemv.ipynb #2df17a4c
+# %% ../nbs/06_gemv.ipynb #627f5138
 import math, time
 import torch
 from .runtime import get_kernel, launch, time_events, time_graph, median, rotation_count, gpu_facts, bf16_ulp
@@ -38,7 +38,7 @@ def gemv_reference(q, scale, x, epi: int = 0, res=None) -> torch.Tensor:
     act = torch.nn.functional.silu(g.to(torch.bfloat16).float()).to(torch.bfloat16)
     return act.double() * u.to(torch.bfloat16).double()
 
-# %% ../nbs/06_gemv.ipynb #58cfff2b
+# %% ../nbs/06_gemv.ipynb #c76488df
 def gemv_scratch(N: int, RG: int, KS: int, epi: int = 0, device="cuda"):
     "Scratch for split-K across blocks: fp32 partials and per-row-group arrival counters (zero; the kernel resets them)."
     groups = (N // 2) // 16 if epi == 2 else N // (16 * RG)
@@ -137,7 +137,7 @@ def lm_head(W, x, rowset=None, S: int = 4, logits=False, scratch=None):
     launch(get_kernel("gemv", "argmax_partials"), (M,), (256,), (pv, pi, np.int32(nb), ids))
     return ids, lg
 
-# %% ../nbs/06_gemv.ipynb #15b66448
+# %% ../nbs/06_gemv.ipynb #28247926
 # (M rows, N, K, epilogue, role): the GEMV shapes of one decode step of the 27B model
 MODEL_SHAPES = [(14336, 5120, 0, "attention q|gate|k|v"), (16384, 5120, 0, "GDN qkv|z"), (5120, 6144, 1, "attn/GDN out_proj + residual"),
                 (34816, 5120, 2, "MLP gate|up + SwiGLU"), (5120, 17408, 1, "MLP down + residual")]
@@ -390,17 +390,12 @@ def run_all(record_dir=None, quick=False):
                      "lm_head with argmax, and all GEMVs of one token in one CUDA graph.", "qwen-engine bench gemv --record " + str(record_dir), data, out_dir=record_dir)
     return data
 
-def _cli_bench(args):
-    if not torch.cuda.is_available(): raise SystemExit("qwen-engine: error: bench gemv needs a CUDA GPU; none is visible")
-    run_all(args.record)
-
 def bench_register(bench):
     "Add `bench gemv` to the `qwen-engine` command."
-    p = bench.add_parser("gemv", help="verify and measure the fp8 GEMV family")
-    p.add_argument("--record", metavar="DIR", help="write the record gemv_h200.json into DIR")
-    p.set_defaults(func=_cli_bench)
+    from qwen_engine.runtime import add_bench
+    add_bench(bench, "gemv", "verify and measure the fp8 GEMV family", run_all, "gemv_h200")
 
-# %% ../nbs/06_gemv.ipynb #f436091f
+# %% ../nbs/06_gemv.ipynb #bc0a6e1f
 def checks_table(rec) -> str:
     "Verification summary per variant: checks run, worst error in bf16 ulps, outputs outside the criterion, unwritten outputs, epilogues."
     out = ["| variant | checks | shapes (N x K, epilogue, tokens) | max error (ulp) | outside criterion | unwritten | fused epilogue |", "|---|---:|---|---:|---:|---:|---|"]
@@ -415,7 +410,7 @@ def checks_table(rec) -> str:
                    f"{sum(c['unwritten'] + c.get('unwritten_epi', 0) for c in cs)} | {epis if epi else '-'} |")
     return "\n".join(out)
 
-# %% ../nbs/06_gemv.ipynb #7e71f97a
+# %% ../nbs/06_gemv.ipynb #9a24b385
 def best_by_variant(rec):
     "{(N, K, epi): {variant: fastest row}} from a record's sweep."
     out = {}
