@@ -9,7 +9,7 @@ __all__ = ['RING', 'MAX_M', 'TOL_FACTOR', 'VARIANT', 'STATE_BYTES', 'gdn_state',
            'gdn_decode', 'multistep_identity', 'timing', 'v2_identity', 'fla_peer', 'run_all', 'summary',
            'bench_register', 'verdict_text']
 
-# %% ../nbs/08_gdn.ipynb #5633febb
+# %% ../nbs/08_gdn.ipynb #d412e32e
 import math
 import torch
 import torch.nn.functional as F
@@ -17,7 +17,7 @@ from . import reference as R
 from .config import ModelConfig
 from .runtime import bf16_ulp
 
-# %% ../nbs/08_gdn.ipynb #b42ecafb
+# %% ../nbs/08_gdn.ipynb #657148f7
 RING = 16          # conv ring slots: position % 16 (>= 3 inputs read + up to 8 written, without overlap)
 MAX_M = 8          # the multi-step form runs up to 8 consecutive tokens
 
@@ -55,7 +55,7 @@ def state_to_reference(conv_ring: torch.Tensor, rec_img: torch.Tensor, pos: int)
     conv = torch.stack([conv_ring[(pos - 4 + c) % RING] for c in range(4)], dim=-1)[None]
     return conv.contiguous(), image_to_rec(rec_img)[None]
 
-# %% ../nbs/08_gdn.ipynb #e5990c11
+# %% ../nbs/08_gdn.ipynb #e3b0bc11
 def _butterfly(v: torch.Tensor, dim: int) -> torch.Tensor:
     "qe_warp_sum over a lane dimension of size 32: v += v[lane ^ o] for o = 16, 8, 4, 2, 1; lane 0's value."
     lanes = torch.arange(32, device=v.device)
@@ -131,7 +131,7 @@ def _emulated_step(qkvz, x, w_b, w_a, conv_w, A_log, dt_bias, norm_w, conv_state
     z = qkvz[:, C:].reshape(M, HV, D).float()
     return (y * F.silu(z)).to(bf).reshape(M, VD)
 
-# %% ../nbs/08_gdn.ipynb #ea94f72d
+# %% ../nbs/08_gdn.ipynb #9f5719f8
 def reference_core(qkvz, x, W, p, cfg: ModelConfig, st: R.GDNState, state_dtype=torch.float32, conv=None):
     """reference.gdn's decode branch (T = 1, st.conv and st.rec set), line for line, from the projected row
     qkvz [1, 16384] (in_proj_qkv ; in_proj_z of x) up to the gated norm: the core [1, HV * 128] bf16 that out_proj
@@ -206,7 +206,7 @@ def unpermute_rec(rec_p, pi):
     S = torch.empty_like(rec_p); S[:, :, pi.to(rec_p.device)] = rec_p
     return S
 
-# %% ../nbs/08_gdn.ipynb #bfdd424b
+# %% ../nbs/08_gdn.ipynb #7b04142b
 TOL_FACTOR = 4     # kernel error allowed: 4 x the largest fp32 reordering noise the reference itself shows (key-permuted twin)
 
 def _rand(shape, gen, scale=1.0, dtype=torch.bfloat16):
@@ -276,7 +276,7 @@ def judge(ser, conv_ok, who="") -> dict:
     out["conv_state_identical"] = bool(conv_ok)
     return out
 
-# %% ../nbs/08_gdn.ipynb #b668d5a9
+# %% ../nbs/08_gdn.ipynb #94f55731
 VARIANT = 1        # the kernel the engine runs (1 or 2: bit-identical; the record says which is faster)
 _SHAPES = {1: (1, 512), 2: (2, 256)}   # variant -> (blocks per head, threads per block)
 
@@ -319,7 +319,7 @@ def gdn_decode(qkvz, x, w_b, w_a, conv_w, A_log, dt_bias, norm_w, conv_state, re
             np.float32(cfg.rms_norm_eps), np.int32(HV if heads is None else heads)))
     return out
 
-# %% ../nbs/08_gdn.ipynb #cc39dfbf
+# %% ../nbs/08_gdn.ipynb #5acd5b09
 def multistep_identity(cfg: ModelConfig, state_dtype=torch.float32, seed=3, variant=1):
     "For M = 2..8: one M-step launch vs M single-step launches from the same state: out rows, state and conv ring bit-identical."
     bf, dev = torch.bfloat16, "cuda"
@@ -510,7 +510,7 @@ def bench_register(bench):
     from qwen_engine.runtime import add_bench
     add_bench(bench, "gdn", "verify and measure the fused Gated DeltaNet decode kernel", run_all, "gdn_h200")
 
-# %% ../nbs/08_gdn.ipynb #a168c559
+# %% ../nbs/08_gdn.ipynb #b8b7bbf3
 def verdict_text(d) -> str:
     "The chapter's sentence on time and cost split, from a record's data."
     out = []
