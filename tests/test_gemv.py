@@ -95,3 +95,22 @@ def test_engine_plan_is_the_recorded_choice():
         assert engine_plan(N, K, e) == plan
     assert ENGINE_CHOICE["lm_head"] == d["choice"]["lm_head"]
     assert engine_plan(2048, 256, 0) == (3, 2, 1, 1) and engine_plan(1024, 256, 2) == (3, 2, 2, 1) and engine_plan(256, 768, 1)[1] == 4
+
+
+def test_engine_kernels_are_declared_and_cover_the_plans():
+    "The one-pass compile list names only instantiations the file declares, and every plan the engine can pick is in it."
+    import re
+    from qwen_engine.gemv import ENGINE_KERNELS, engine_plan, ENGINE_CHOICE
+    from qwen_engine.runtime import kernel_source
+    from qwen_engine.config import preset
+    src = kernel_source("gemv")
+    declared = {f"gemv_fp8_v3<{a}, {b}, {c}>" for a, b, c in re.findall(r"GEMV3_INST\((\d), (\d), (\d)\)", src)} \
+             | {f"lm_head_bf16_v2<{a}>" for a in re.findall(r"LMH_INST\((\d)\)", src)}
+    assert set(ENGINE_KERNELS) <= declared
+    for c in (preset("qwen3_5_27b"), preset("tiny")):
+        H = c.hidden_size
+        for N, K, e in ((c.q_gate_rows + 2 * c.kv_rows, H, 0), (c.gdn_conv_dim + c.gdn_value_dim, H, 0), (H, c.num_attention_heads * c.head_dim, 1),
+                        (H, c.gdn_value_dim, 1), (2 * c.intermediate_size, H, 2), (H, c.intermediate_size, 1)):
+            v, S, RG, KS = engine_plan(N, K, e)
+            assert v == 3 and f"gemv_fp8_v3<{S}, {RG}, {e}>" in ENGINE_KERNELS, (N, K, e)
+    assert f"lm_head_bf16_v2<{ENGINE_CHOICE['lm_head']}>" in ENGINE_KERNELS
