@@ -8,7 +8,7 @@ if ls .whl/*.whl >/dev/null 2>&1; then        # FLA, carried as wheels, for the 
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=$PYTHONPATH:/tmp/site
 fi
 qe() { python3 -c "import sys; from qwen_engine.cli import main; sys.exit(main(sys.argv[1:]))" "$@"; }
-for part in ${PARTS:-decode:250 gdn:110 attention:100 norms:60 decode-tiny:45}; do
+for part in ${PARTS:-decode:300 gdn:100 attention:60 norms:60 decode-tiny:40}; do
   name=${part%%:*}; secs=${part##*:}
   echo "=== bench $name (limit ${secs} s) $(date +%T)"
   args="bench $name"; [ "$name" = decode-tiny ] && args="bench decode --tiny"
