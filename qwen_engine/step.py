@@ -5,19 +5,19 @@
 # %% auto #0
 __all__ = ['engine_weights', 'synthetic_engine_weights', 'ContextError', 'DecodeStep', 'token_bytes', 'run']
 
-# %% ../nbs/09a_step.ipynb #ca96fc34
+# %% ../nbs/09a_step.ipynb #e989efed
 import math, time
 import numpy as np
 import torch
 from .config import ModelConfig, PREFIX, tensor_specs
 from .checkpoint import Checkpoint, load_engine_weights, fused_layout, synth_tensor, quantize, dequantize, FUSED
 from .runtime import get_kernel, launch
-from .gemv import gemv, gemv_scratch, engine_plan, lm_head, lm_head_scratch, ENGINE_CHOICE
+from .gemv import gemv, gemv_scratch, engine_plan, lm_head, lm_head_scratch, ENGINE_CHOICE, ENGINE_MINB
 from .norms import rmsnorm
 from .attention import KVPool, PageTable, attention_decode, attention_scratch, rope_table
 from .gdn import gdn_state, gdn_decode
 
-# %% ../nbs/09a_step.ipynb #5dea88c5
+# %% ../nbs/09a_step.ipynb #1f21f2e9
 def _widen_scales(EW: dict) -> dict:
     "fp8 entries as (e4m3 weight, fp32 scale), contiguous: the GEMV's operand format."
     return {n: ((v[0].contiguous(), v[1].float().contiguous()) if isinstance(v, tuple) else v) for n, v in EW.items()}
@@ -49,7 +49,7 @@ def synthetic_engine_weights(cfg: ModelConfig, seed: int = 0, device="cuda", ref
                 for p in ps: del parts[p]
     return _widen_scales(EW), W
 
-# %% ../nbs/09a_step.ipynb #9ebaf4ca
+# %% ../nbs/09a_step.ipynb #76d66faa
 class ContextError(ValueError):
     "A prompt (plus the tokens asked for) that does not fit the context the step was built for."
 
@@ -127,7 +127,8 @@ class DecodeStep:
     def _gemv(self, wq, x, epi, out, res=None):
         N, K = wq[0].shape
         v, S, RG, KS = self.plan[(N, K, epi)]
-        gemv(wq[0], wq[1], x, epi, res, S=S, RG=RG, out=out, variant=v, KS=KS, scratch=self.scratch[(N, K, epi)])
+        gemv(wq[0], wq[1], x, epi, res, S=S, RG=RG, out=out, variant=v, KS=KS, scratch=self.scratch[(N, K, epi)],
+             minb=ENGINE_MINB.get((N, K, epi), 0))
 
     def reset(self, prompt: list, max_new_tokens: int = 0):
         "Host side, before a generation: zero the session state, back positions with pages, load the prompt."
@@ -204,7 +205,7 @@ class DecodeStep:
             if int(self.ring[slot + 1]) == step: return int(self.ring[slot])
             if not spin: return None
 
-# %% ../nbs/09a_step.ipynb #89157912
+# %% ../nbs/09a_step.ipynb #cd3ef0fa
 def token_bytes(cfg: ModelConfig, ctx: int) -> dict:
     "Bytes one decode token moves at context `ctx`, by family (derived from the shapes; reads and writes)."
     H, fam = cfg.hidden_size, {}
@@ -223,7 +224,7 @@ def token_bytes(cfg: ModelConfig, ctx: int) -> dict:
     fam["total"] = sum(fam.values())
     return fam
 
-# %% ../nbs/09a_step.ipynb #6b1ecb4c
+# %% ../nbs/09a_step.ipynb #e18e6711
 def run(step: DecodeStep, prompt: list, max_new_tokens: int, graph: bool = True, ahead: int = 1, stats: dict = None):
     "Yield generated ids (greedy): the prompt teacher-forced through the step, then its own predictions."
     step.reset(prompt, max_new_tokens)
