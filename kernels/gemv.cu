@@ -242,6 +242,79 @@ __device__ __forceinline__ void mma_tile(float (&acc)[RG][4], const uint4 (&wv)[
   }
 }
 
+// The S warps' sums, then the KS blocks of a row group, in fixed order. Returns true in the one thread set
+// (warp 0 of the last block to arrive) that holds the final sums in acc and must store them.
+template <int S, int RG>
+__device__ __forceinline__ bool reduce_block_and_splitk(float (&acc)[RG][4], float (*red)[RG][32][4], float* __restrict__ partial,
+                                                        unsigned* __restrict__ counters, unsigned& last, int lane, int warp) {
+  const int KS = gridDim.y, ks = blockIdx.y;
+  if (S > 1) {
+    if (warp > 0)
+#pragma unroll
+      for (int r = 0; r < RG; ++r)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) red[warp - 1][r][lane][i] = acc[r][i];
+    __syncthreads();
+    if (warp > 0) return false;
+    for (int w = 0; w < S - 1; ++w)
+#pragma unroll
+      for (int r = 0; r < RG; ++r)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) acc[r][i] += red[w][r][lane][i];
+  }
+  if (KS > 1) {
+    float* mine = partial + ((size_t)blockIdx.x * KS + ks) * (RG * 128);
+#pragma unroll
+    for (int r = 0; r < RG; ++r)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) mine[(r * 32 + lane) * 4 + i] = acc[r][i];
+    __threadfence();
+    if (lane == 0) last = atomicAdd(&counters[blockIdx.x], 1u) == (unsigned)(KS - 1);
+    __syncwarp();
+    if (!last) return false;
+    __threadfence();
+    if (lane == 0) counters[blockIdx.x] = 0;
+#pragma unroll
+    for (int r = 0; r < RG; ++r)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) acc[r][i] = 0.f;
+    for (int b = 0; b < KS; ++b) {
+      const volatile float* p = partial + ((size_t)blockIdx.x * KS + b) * (RG * 128);
+#pragma unroll
+      for (int r = 0; r < RG; ++r)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) acc[r][i] += p[(r * 32 + lane) * 4 + i];
+    }
+  }
+  return true;
+}
+
+// Store the results of one row group: bf16, plus the residual (EPI 1), or SwiGLU of the gate and up groups (EPI 2).
+template <int RG, int EPI>
+__device__ __forceinline__ void epilogue_store(const float (&acc)[RG][4], const int (&rows)[RG], int grp, int lane, int M,
+                                               const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int ldy) {
+  const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int n = 2 * t + (i & 1), rr = g + 8 * (i >> 1);
+    if (n >= M) continue;
+    if (EPI == 2) {
+      const int orow = grp * 16 + rr;
+      const float gt = bf16_to_f32(f32_to_bf16(acc[0][i])), up = bf16_to_f32(f32_to_bf16(acc[RG - 1][i]));
+      const float act = bf16_to_f32(f32_to_bf16(gt / (1.f + expf(-gt))));
+      y[(size_t)n * ldy + orow] = f32_to_bf16(act * up);
+    } else {
+#pragma unroll
+      for (int r = 0; r < RG; ++r) {
+        const int orow = rows[r] + rr;
+        float v = bf16_to_f32(f32_to_bf16(acc[r][i]));
+        if (EPI == 1) v = v + bf16_to_f32(res[(size_t)n * ldy + orow]);
+        y[(size_t)n * ldy + orow] = f32_to_bf16(v);
+      }
+    }
+  }
+}
+
 template <int S, int RG, int EPI>
 __device__ __forceinline__ void gemv_v3_body(const unsigned char* __restrict__ W, const float* __restrict__ scale,
                                              const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
@@ -275,65 +348,8 @@ __device__ __forceinline__ void gemv_v3_body(const unsigned char* __restrict__ W
       mma_tile<RG>(acc, wb, xb, scale, rows, KT, kt + 1);
     }
   }
-  // Reduce the S warps of this block in a fixed order.
-  if (S > 1) {
-    if (warp > 0)
-#pragma unroll
-      for (int r = 0; r < RG; ++r)
-#pragma unroll
-        for (int i = 0; i < 4; ++i) red[warp - 1][r][lane][i] = acc[r][i];
-    __syncthreads();
-    if (warp > 0) return;
-    for (int w = 0; w < S - 1; ++w)
-#pragma unroll
-      for (int r = 0; r < RG; ++r)
-#pragma unroll
-        for (int i = 0; i < 4; ++i) acc[r][i] += red[w][r][lane][i];
-  }
-  // Reduce the KS blocks of this row group: the last to arrive sums the partials in index order.
-  if (KS > 1) {
-    float* mine = partial + ((size_t)blockIdx.x * KS + ks) * (RG * 128);
-#pragma unroll
-    for (int r = 0; r < RG; ++r)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) mine[(r * 32 + lane) * 4 + i] = acc[r][i];
-    __threadfence();
-    if (lane == 0) last = atomicAdd(&counters[blockIdx.x], 1u) == (unsigned)(KS - 1);
-    __syncwarp();
-    if (!last) return;
-    __threadfence();
-    if (lane == 0) counters[blockIdx.x] = 0;        // ready for the next launch (graph replays included)
-#pragma unroll
-    for (int r = 0; r < RG; ++r)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) acc[r][i] = 0.f;
-    for (int b = 0; b < KS; ++b) {
-      const volatile float* p = partial + ((size_t)blockIdx.x * KS + b) * (RG * 128);
-#pragma unroll
-      for (int r = 0; r < RG; ++r)
-#pragma unroll
-        for (int i = 0; i < 4; ++i) acc[r][i] += p[(r * 32 + lane) * 4 + i];
-    }
-  }
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const int n = 2 * t + (i & 1), rr = g + 8 * (i >> 1);
-    if (n >= M) continue;
-    if (EPI == 2) {
-      const int orow = blockIdx.x * 16 + rr;
-      const float gt = bf16_to_f32(f32_to_bf16(acc[0][i])), up = bf16_to_f32(f32_to_bf16(acc[1][i]));
-      const float act = bf16_to_f32(f32_to_bf16(gt / (1.f + expf(-gt))));
-      y[(size_t)n * ldy + orow] = f32_to_bf16(act * up);
-    } else {
-#pragma unroll
-      for (int r = 0; r < RG; ++r) {
-        const int orow = rows[r] + rr;
-        float v = bf16_to_f32(f32_to_bf16(acc[r][i]));
-        if (EPI == 1) v = v + bf16_to_f32(res[(size_t)n * ldy + orow]);
-        y[(size_t)n * ldy + orow] = f32_to_bf16(v);
-      }
-    }
-  }
+  if (!reduce_block_and_splitk<S, RG>(acc, red, partial, counters, last, lane, warp)) return;
+  epilogue_store<RG, EPI>(acc, rows, blockIdx.x, lane, M, res, y, ldy);
 }
 
 // The kernel is the body with launch bounds; v3b is the same body with a minimum of MINB resident blocks per SM asked of
@@ -366,30 +382,6 @@ __device__ __forceinline__ void group_rows(int (&rows)[RG], int grp, int Nout) {
   for (int r = 0; r < RG; ++r) rows[r] = EPI == 2 ? grp * 16 + r * Nout : (grp * RG + r) * 16;
 }
 
-template <int RG, int EPI>
-__device__ __forceinline__ void epilogue_store(const float (&acc)[RG][4], const int (&rows)[RG], int grp, int lane, int M,
-                                               const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int ldy) {
-  const int g = lane >> 2, t = lane & 3;
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const int n = 2 * t + (i & 1), rr = g + 8 * (i >> 1);
-    if (n >= M) continue;
-    if (EPI == 2) {
-      const int orow = grp * 16 + rr;
-      const float gt = bf16_to_f32(f32_to_bf16(acc[0][i])), up = bf16_to_f32(f32_to_bf16(acc[RG - 1][i]));
-      const float act = bf16_to_f32(f32_to_bf16(gt / (1.f + expf(-gt))));
-      y[(size_t)n * ldy + orow] = f32_to_bf16(act * up);
-    } else {
-#pragma unroll
-      for (int r = 0; r < RG; ++r) {
-        const int orow = rows[r] + rr;
-        float v = bf16_to_f32(f32_to_bf16(acc[r][i]));
-        if (EPI == 1) v = v + bf16_to_f32(res[(size_t)n * ldy + orow]);
-        y[(size_t)n * ldy + orow] = f32_to_bf16(v);
-      }
-    }
-  }
-}
 
 __device__ __forceinline__ int unit_owner(long long u, long long U, long long Wn) { return (int)(((u + 1) * Wn - 1) / U); }
 
@@ -542,44 +534,7 @@ __global__ void __launch_bounds__(32 * S) gemv_fp8_v5(const unsigned char* __res
     cp_async_commit();
   }
   cp_async_wait<0>();
-  if (S > 1) {
-    if (warp > 0)
-#pragma unroll
-      for (int r = 0; r < RG; ++r)
-#pragma unroll
-        for (int i = 0; i < 4; ++i) red[warp - 1][r][lane][i] = acc[r][i];
-    __syncthreads();
-    if (warp > 0) return;
-    for (int w = 0; w < S - 1; ++w)
-#pragma unroll
-      for (int r = 0; r < RG; ++r)
-#pragma unroll
-        for (int i = 0; i < 4; ++i) acc[r][i] += red[w][r][lane][i];
-  }
-  if (KS > 1) {
-    float* mine = partial + ((size_t)blockIdx.x * KS + ks) * (RG * 128);
-#pragma unroll
-    for (int r = 0; r < RG; ++r)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) mine[(r * 32 + lane) * 4 + i] = acc[r][i];
-    __threadfence();
-    if (lane == 0) last = atomicAdd(&counters[blockIdx.x], 1u) == (unsigned)(KS - 1);
-    __syncwarp();
-    if (!last) return;
-    __threadfence();
-    if (lane == 0) counters[blockIdx.x] = 0;
-#pragma unroll
-    for (int r = 0; r < RG; ++r)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) acc[r][i] = 0.f;
-    for (int b = 0; b < KS; ++b) {
-      const volatile float* p = partial + ((size_t)blockIdx.x * KS + b) * (RG * 128);
-#pragma unroll
-      for (int r = 0; r < RG; ++r)
-#pragma unroll
-        for (int i = 0; i < 4; ++i) acc[r][i] += p[(r * 32 + lane) * 4 + i];
-    }
-  }
+  if (!reduce_block_and_splitk<S, RG>(acc, red, partial, counters, last, lane, warp)) return;
   epilogue_store<RG, EPI>(acc, rows, blockIdx.x, lane, M, res, y, ldy);
 }
 
@@ -607,52 +562,6 @@ __device__ __forceinline__ uint4 lds128(unsigned a) {
   uint4 v; asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(a)); return v;
 }
 
-// The S warps' sums, then the KS blocks of a row group, in fixed order (as v3). Returns true in the one thread set
-// (warp 0 of the last block to arrive) that holds the final sums in acc and must store them.
-template <int S, int RG>
-__device__ __forceinline__ bool reduce_block_and_splitk(float (&acc)[RG][4], float (*red)[RG][32][4], float* __restrict__ partial,
-                                                        unsigned* __restrict__ counters, unsigned& last, int lane, int warp) {
-  const int KS = gridDim.y, ks = blockIdx.y;
-  if (S > 1) {
-    if (warp > 0)
-#pragma unroll
-      for (int r = 0; r < RG; ++r)
-#pragma unroll
-        for (int i = 0; i < 4; ++i) red[warp - 1][r][lane][i] = acc[r][i];
-    __syncthreads();
-    if (warp > 0) return false;
-    for (int w = 0; w < S - 1; ++w)
-#pragma unroll
-      for (int r = 0; r < RG; ++r)
-#pragma unroll
-        for (int i = 0; i < 4; ++i) acc[r][i] += red[w][r][lane][i];
-  }
-  if (KS > 1) {
-    float* mine = partial + ((size_t)blockIdx.x * KS + ks) * (RG * 128);
-#pragma unroll
-    for (int r = 0; r < RG; ++r)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) mine[(r * 32 + lane) * 4 + i] = acc[r][i];
-    __threadfence();
-    if (lane == 0) last = atomicAdd(&counters[blockIdx.x], 1u) == (unsigned)(KS - 1);
-    __syncwarp();
-    if (!last) return false;
-    __threadfence();
-    if (lane == 0) counters[blockIdx.x] = 0;
-#pragma unroll
-    for (int r = 0; r < RG; ++r)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) acc[r][i] = 0.f;
-    for (int b = 0; b < KS; ++b) {
-      const volatile float* p = partial + ((size_t)blockIdx.x * KS + b) * (RG * 128);
-#pragma unroll
-      for (int r = 0; r < RG; ++r)
-#pragma unroll
-        for (int i = 0; i < 4; ++i) acc[r][i] += p[(r * 32 + lane) * 4 + i];
-    }
-  }
-  return true;
-}
 
 // Block: NW warps, one row group (16 rows per RG), K tiles [t0, t1) of this split. Stage j holds tiles
 // t0 + NW j .. t0 + NW j + NW - 1 of the 16 RG rows, row r at byte r * ROWB of its slot (ROWB = NW*128 + 16: the
