@@ -13,6 +13,8 @@
 //   v3 gemv_fp8_v3<S, RG, EPI>: v2 with a register double buffer (tile kt+1 in flight while tile kt is computed) and
 //      K also split across KS blocks (grid.y), reduced by the last block to arrive in a fixed order.
 //      65 70 52 73 66 : the engine's GEMV for now. ncu (16384x5120): DRAM 64 %, 92 registers cap residency at 20 warps/SM (16 achieved).
+//   v3b gemv_fp8_v3b<S, RG, EPI, MINB>: v3's body under __launch_bounds__(32 S, MINB); the engine's choice at S = 2 on the two
+//      5,120-row shapes (results/gemv_v3_minblocks_h200.json: 58 and 73 % there, bit-identical to v3).
 //   v4 gemv_fp8_v4<RG, EPI>: stream-K. A grid resident at once (blocks of 4 warps); all (row group, K tile) units laid end to
 //      end and split evenly over the warps; groups shared by several warps are summed by the last to arrive, in warp order.
 //      26 29 13 40 14 : lost. The per-group contributor bookkeeping and partial traffic cost more than the balance gains.
