@@ -4,6 +4,7 @@
     python .ci/book.py check         export, then fail if that changed any tracked or untracked file
     python .ci/book.py compile       nvcc -gencode=arch=compute_90a,code=sm_90a -c for every kernels/*.cu
     python .ci/book.py site [OUT]    the site: nbdev's processors, then Quarto if on PATH, else smalldocs; offline
+    python .ci/book.py same-code REV which kernels' sm_90a machine code differs between git revision REV and the tree
 
 Run from the repository root (any directory inside it works).
 """
@@ -195,6 +196,46 @@ def _render(proc, out):
     return out
 
 
+def cubin_text(cu: Path, include_dir: Path) -> dict:
+    "{kernel symbol: machine code bytes} of one .cu compiled by nvcc for sm_90a (the .text.* sections of the cubin ELF)."
+    import struct
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    with tempfile.TemporaryDirectory() as d:
+        out = Path(d) / "k.cubin"
+        subprocess.run([nvcc, "-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "-cubin", "-I", str(include_dir), "-o", str(out), str(cu)],
+                       check=True, capture_output=True, text=True)
+        b = out.read_bytes()
+    shoff = struct.unpack_from("<Q", b, 0x28)[0]
+    entsize, num, strndx = struct.unpack_from("<HHH", b, 0x3A)
+    secs = [struct.unpack_from("<IIQQQQ", b, shoff + i * entsize) for i in range(num)]
+    names = b[secs[strndx][4]: secs[strndx][4] + secs[strndx][5]]
+    text = {}
+    for nm, _, _, _, off, size in secs:
+        n = names[nm: names.index(b"\0", nm)].decode()
+        if n.startswith(".text."): text[n[6:]] = b[off: off + size]
+    return text
+
+def same_code(rev: str):
+    """Compare every kernel's sm_90a machine code (nvcc) between revision `rev` and the working tree: a refactor that leaves
+    the code byte-identical needs no new GPU verification. (NVRTC, which the engine uses, shares nvcc's back end.)"""
+    with tempfile.TemporaryDirectory() as d:
+        old = Path(d)
+        for cu in KERNELS.glob("*.cu"):
+            r = subprocess.run(["git", "show", f"{rev}:kernels/{cu.name}"], cwd=ROOT, capture_output=True)
+            if r.returncode == 0: (old / cu.name).write_bytes(r.stdout)
+        changed = 0
+        for cu in sorted(KERNELS.glob("*.cu")):
+            a = cubin_text(old / cu.name, old) if (old / cu.name).exists() else {}
+            b = cubin_text(cu, KERNELS)
+            diff = sorted(k for k in a if k in b and a[k] != b[k])
+            gone, new = sorted(set(a) - set(b)), sorted(set(b) - set(a))
+            changed += len(diff) + len(gone)
+            print(f"{cu.name}: {len(b)} kernels; machine code changed: {len(diff)}; removed: {len(gone)}; new: {len(new)}")
+            for k in diff + gone: print("   ", "changed" if k in diff else "removed", k)
+        if changed: sys.exit(1)
+
+
 if __name__ == "__main__":
     cmd, *rest = sys.argv[1:] or ["help"]
-    {"export": export, "check": check, "compile": compile_kernels, "site": lambda: site(*rest)}.get(cmd, lambda: print(__doc__))()
+    {"export": export, "check": check, "compile": compile_kernels, "site": lambda: site(*rest),
+     "same-code": lambda: same_code(*rest)}.get(cmd, lambda: print(__doc__))()

@@ -75,3 +75,12 @@ def test_offline_check_catches_a_cdn(tmp_path):
     "Negative control of the offline check."
     (tmp_path / "a.html").write_text('<script src="https://cdn.example.com/x.js"></script>')
     assert book.external_refs(tmp_path)
+
+
+def test_same_code_sees_machine_code_changes(tmp_path):
+    "The machine-code comparison behind `book.py same-code`: a renamed local leaves the bytes alone, a changed constant does not."
+    src = 'extern "C" __global__ void k(float* y) {{ float {v} = y[threadIdx.x]; y[threadIdx.x] = {v} * {c}; }}\n'
+    for name, body in (("a", src.format(v="v", c="2.f")), ("b", src.format(v="w", c="2.f")), ("c", src.format(v="v", c="3.f"))):
+        (tmp_path / f"{name}.cu").write_text(body)
+    a, b, c = (book.cubin_text(tmp_path / f"{n}.cu", tmp_path) for n in "abc")
+    assert set(a) == {"k"} and a == b and a["k"] != c["k"]
