@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['DEFAULT_SEED', 'cache_dir', 'default_model_dir', 'Model', 'generate', 'floor_line', 'cli_register']
 
-# %% ../nbs/09b_engine.ipynb #6f5e4b38
+# %% ../nbs/09b_engine.ipynb #65a6e2ae
 import os, time
 from pathlib import Path
 import torch
@@ -31,7 +31,7 @@ def default_model_dir() -> Path:
         tmp.replace(d) if not d.exists() else None
     return d
 
-# %% ../nbs/09b_engine.ipynb #2333c347
+# %% ../nbs/09b_engine.ipynb #2bfe0376
 class Model:
     "A checkpoint directory opened for generation: the GPU decode step when a GPU is visible, else the reference path."
     def __init__(self, path=None, device=None, max_context: int = 8192):
@@ -57,7 +57,7 @@ class Model:
         if chat: text = self.chat.render([{"role": "user", "content": text}], add_generation_prompt=True, enable_thinking=False)
         return self.tok.encode(text)
 
-# %% ../nbs/09b_engine.ipynb #4c4a08b5
+# %% ../nbs/09b_engine.ipynb #3d747770
 def _sampled_run(step: DecodeStep, ids: list, n: int, temperature, top_k, top_p, g, stats: dict):
     "GPU path with sampling: the logits of each step come to the host, the sampled token goes back into the control block."
     if step.logits is None:
@@ -104,7 +104,7 @@ def generate(m: Model, ids: list, max_new_tokens: int = 32, temperature: float =
         logits, _, _ = forward(m.W, m.cfg, [nxt], st)
         stats["decode_s"] += time.perf_counter() - t
 
-# %% ../nbs/09b_engine.ipynb #3819cbd8
+# %% ../nbs/09b_engine.ipynb #4631f29c
 def floor_line(m: Model, ctx: int, ms: float) -> str:
     "The fraction of the bandwidth floor of one token at context ctx, against chapter 01's recorded bandwidth."
     from qwen_engine.runtime import read_record
@@ -121,6 +121,9 @@ def _cli_generate(args):
     m = Model(args.model, max_context=args.max_context)
     load_s = time.perf_counter() - t
     ids = m.prompt_ids(args.prompt, chat=args.chat)
+    if m.step is not None and m.step.graph is None:
+        print("[capturing the decode step in a CUDA graph; a first run on this machine also compiles its kernels "
+              "(about a minute, cached by CuPy afterwards)]", file=sys.stderr, flush=True)
     stats, dec = {}, StreamDecoder(m.tok)
     for tok in generate(m, ids, args.max_new_tokens, args.temperature, args.top_k, args.top_p, args.seed, stats):
         sys.stdout.write(dec.push(tok)); sys.stdout.flush()
