@@ -54,3 +54,14 @@ def test_cli(model):
     assert r.returncode == 2 and "no such directory" in r.stderr and "Traceback" not in r.stderr
     r = subprocess.run([QE, "generate", "--prompt", "Hi", "--max-new-tokens", "0"], capture_output=True, text=True, env=env)
     assert r.returncode == 2 and "at least 1" in r.stderr
+
+
+def test_gpu_without_cupy_is_one_clear_error(monkeypatch, capsys):
+    "A visible GPU without CuPy: the CLI says what to install (one line, status 2), instead of failing inside a kernel launch."
+    import sys, torch
+    from qwen_engine import cli
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setitem(sys.modules, "cupy", None)                  # `import cupy` raises ImportError
+    assert cli.main(["generate", "--prompt", "hi", "--max-new-tokens", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "CuPy is not installed" in err and err.count("\n") == 1
