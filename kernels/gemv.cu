@@ -317,6 +317,16 @@ __device__ __forceinline__ void epilogue_store(const float (&acc)[RG][4], const 
   }
 }
 
+// v3's partition: the block's row groups (gate and up groups for SwiGLU) and this warp's K tiles [t0, t1) of the split.
+template <int S, int RG, int EPI>
+__device__ __forceinline__ void v3_partition(int (&rows)[RG], int& t0, int& t1, int N, int KT, int warp) {
+  const int Nout = EPI == 2 ? N / 2 : N;
+#pragma unroll
+  for (int r = 0; r < RG; ++r) rows[r] = EPI == 2 ? blockIdx.x * 16 + r * Nout : (blockIdx.x * RG + r) * 16;
+  const int wslice = blockIdx.y * S + warp, nslice = gridDim.y * S;
+  t0 = (KT * wslice) / nslice; t1 = (KT * (wslice + 1)) / nslice;
+}
+
 template <int S, int RG, int EPI>
 __device__ __forceinline__ void gemv_v3_body(const unsigned char* __restrict__ W, const float* __restrict__ scale,
                                              const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
@@ -327,13 +337,9 @@ __device__ __forceinline__ void gemv_v3_body(const unsigned char* __restrict__ W
   __shared__ float red[S > 1 ? S - 1 : 1][RG][32][4];
   __shared__ unsigned last;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
-  const int KT = K >> 7, KS = gridDim.y, ks = blockIdx.y;
-  const int Nout = EPI == 2 ? N / 2 : N;
-  int rows[RG];
-#pragma unroll
-  for (int r = 0; r < RG; ++r) rows[r] = EPI == 2 ? blockIdx.x * 16 + r * Nout : (blockIdx.x * RG + r) * 16;
-  const int wslice = ks * S + warp, nslice = KS * S;
-  const int t0 = (KT * wslice) / nslice, t1 = (KT * (wslice + 1)) / nslice;
+  const int KT = K >> 7;
+  int rows[RG], t0, t1;
+  v3_partition<S, RG, EPI>(rows, t0, t1, N, KT, warp);
   const unsigned short* xg = x + (size_t)(g < M ? g : 0) * K;
 
   float acc[RG][4];
@@ -682,13 +688,9 @@ __global__ void __launch_bounds__(32 * S) gemv_fp8_v7(const unsigned char* __res
   __shared__ float red[S > 1 ? S - 1 : 1][RG][32][4];
   __shared__ unsigned last;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
-  const int KT = K >> 7, KS = gridDim.y, ks = blockIdx.y;
-  const int Nout = EPI == 2 ? N / 2 : N;
-  int rows[RG];
-#pragma unroll
-  for (int r = 0; r < RG; ++r) rows[r] = EPI == 2 ? blockIdx.x * 16 + r * Nout : (blockIdx.x * RG + r) * 16;
-  const int wslice = ks * S + warp, nslice = KS * S;
-  const int t0 = (KT * wslice) / nslice, t1 = (KT * (wslice + 1)) / nslice;
+  const int KT = K >> 7;
+  int rows[RG], t0, t1;
+  v3_partition<S, RG, EPI>(rows, t0, t1, N, KT, warp);
   const unsigned short* xg = x + (size_t)(g < M ? g : 0) * K;
   float acc[RG][4];
 #pragma unroll

@@ -10,7 +10,7 @@ __all__ = ['BLOCK', 'ENGINE_KERNELS', 'MODEL_SHAPES', 'AWKWARD', 'ENGINE_CHOICE'
            'token_graph', 'time_lm_head', 'run_all', 'bench_register', 'checks_table', 'best_by_variant', 'speed_table',
            'speed_plot']
 
-# %% ../nbs/06_gemv.ipynb #da113edc
+# %% ../nbs/06_gemv.ipynb #10f09e16
 import math, time
 import torch
 from .runtime import get_kernel, launch, time_events, time_graph, median, rotation_count, gpu_facts, bf16_ulp
@@ -39,9 +39,10 @@ def gemv_reference(q, scale, x, epi: int = 0, res=None) -> torch.Tensor:
     act = torch.nn.functional.silu(g.to(torch.bfloat16).float()).to(torch.bfloat16)
     return act.double() * u.to(torch.bfloat16).double()
 
-# %% ../nbs/06_gemv.ipynb #43b94217
+# %% ../nbs/06_gemv.ipynb #7d5aead4
 # The kernels the engine launches (v3 at every instantiation the file declares, the head, its argmax) are compiled in
-# one NVRTC pass: gemv.cu is large, and one compile per kernel name cost most of a minute on a fresh machine.
+# one NVRTC pass: gemv.cu is large, and it was compiled once per kernel name (the decode run's first eager step, which
+# compiled every kernel of the step, took 95 s: results/decode_h200.json; the share that was gemv.cu was not measured).
 ENGINE_KERNELS = tuple(f"gemv_fp8_v3<{s}, {rg}, {e}>" for s, rg, e in ((2, 1, 0), (4, 1, 0), (8, 1, 0), (4, 2, 0), (2, 1, 1), (4, 1, 1),
                                                                        (8, 1, 1), (2, 2, 2), (4, 2, 2), (8, 2, 2))) \
                  + tuple(f"lm_head_bf16_v2<{s}>" for s in (1, 2, 4, 8)) + ("gemv_fp8_v3b<2, 1, 1, 6>", "gemv_fp8_v3b<2, 1, 0, 6>")
@@ -150,7 +151,7 @@ def lm_head(W, x, rowset=None, S: int = 4, logits=False, scratch=None):
     launch(_engine_kernel("argmax_partials"), (M,), (256,), (pv, pi, np.int32(nb), ids))
     return ids, lg
 
-# %% ../nbs/06_gemv.ipynb #1353fb4e
+# %% ../nbs/06_gemv.ipynb #b4b8b969
 # (M rows, N, K, epilogue, role): the GEMV shapes of one decode step of the 27B model
 MODEL_SHAPES = [(14336, 5120, 0, "attention q|gate|k|v"), (16384, 5120, 0, "GDN qkv|z"), (5120, 6144, 1, "attn/GDN out_proj + residual"),
                 (34816, 5120, 2, "MLP gate|up + SwiGLU"), (5120, 17408, 1, "MLP down + residual")]
@@ -413,7 +414,7 @@ def bench_register(bench):
     from qwen_engine.runtime import add_bench
     add_bench(bench, "gemv", "verify and measure the fp8 GEMV family", run_all, "gemv_h200")
 
-# %% ../nbs/06_gemv.ipynb #a83a65c9
+# %% ../nbs/06_gemv.ipynb #f129cd98
 def checks_table(rec) -> str:
     "Verification summary per variant: checks run, worst error in bf16 ulps, outputs outside the criterion, unwritten outputs, epilogues."
     out = ["| variant | checks | shapes (N x K, epilogue, tokens) | max error (ulp) | outside criterion | unwritten | fused epilogue |", "|---|---:|---|---:|---:|---:|---|"]
@@ -428,7 +429,7 @@ def checks_table(rec) -> str:
                    f"{sum(c['unwritten'] + c.get('unwritten_epi', 0) for c in cs)} | {epis if epi else '-'} |")
     return "\n".join(out)
 
-# %% ../nbs/06_gemv.ipynb #8c9da629
+# %% ../nbs/06_gemv.ipynb #d8f5cfde
 def best_by_variant(rec):
     "{(N, K, epi): {variant: fastest row}} from a record's sweep."
     out = {}
