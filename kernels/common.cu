@@ -20,3 +20,10 @@ __device__ __forceinline__ uint4 qe_ld_stream(const void* p) {         // read o
   asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
   return v;
 }
+// Programmatic dependent launch (PDL). A kernel launched with `launch(..., pdl=True)` may start while the kernel
+// before it in the stream is still running. Before qe_grid_wait() it may read only what no kernel of this token writes
+// (weights; a layer's own state, written by the same kernel one token earlier); everything else, and every write,
+// comes after it. qe_grid_launch_dependents() lets the next kernel start once every block of this one has called it
+// (or exited). Launched without the attribute, both are no-ops.
+__device__ __forceinline__ void qe_grid_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+__device__ __forceinline__ void qe_grid_launch_dependents() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }

@@ -7,7 +7,7 @@ __all__ = ['L2_BYTES', 'NVRTC_OPTIONS', 'repo_root', 'kernel_dir', 'kernel_sourc
            'launch', 'time_events', 'time_graph', 'median', 'bf16_ulp', 'rotation_count', 'git_commit', 'gpu_facts',
            'write_record', 'read_record', 'record_banner']
 
-# %% ../nbs/90_runtime.ipynb #21cea231
+# %% ../nbs/90_runtime.ipynb #0b156bbb
 import os, re, json, time, datetime, functools, statistics, subprocess, platform, contextlib, collections
 from pathlib import Path
 from importlib import resources
@@ -93,7 +93,7 @@ def launch(kernel, grid, block, args, smem: int = 0):
     with _cupy_stream(torch.cuda.current_stream().cuda_stream):
         kernel(tuple(grid), tuple(block), a, shared_mem=smem)
 
-# %% ../nbs/90_runtime.ipynb #c17d60a4
+# %% ../nbs/90_runtime.ipynb #fe1a79e2
 def time_events(fn, warmup: int = 3, reps: int = 20) -> list:
     "Milliseconds per call of `fn()`, one CUDA-event pair per repetition, after `warmup` calls."
     for _ in range(warmup): fn()
@@ -127,7 +127,7 @@ def rotation_count(bytes_per_set: int, l2: int = L2_BYTES, factor: int = 3) -> i
     "How many distinct operand sets to cycle through so that each is evicted from L2 before its reuse."
     return max(2, -(-factor * l2 // max(1, bytes_per_set)))
 
-# %% ../nbs/90_runtime.ipynb #722c24b4
+# %% ../nbs/90_runtime.ipynb #64da0e5d
 def git_commit() -> str:
     "The commit the measurement ran on: $QE_COMMIT (set when the tree travels without .git), else git."
     if os.environ.get("QE_COMMIT"): return os.environ["QE_COMMIT"]
