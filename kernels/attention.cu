@@ -10,6 +10,10 @@
 //      (SDPA 55 us, 53 %). The engine's pass 1. Alone at 32K: pass 1 25 us, pass 2 53 us (1.3 TB/s): pass 2 is next.
 //   attn_pv_v1: the only pass 2 so far; its merge of the P statistics is done by one warp per head (a single thread
 //      walking the P partials cost ~20 us of dependent loads in the first runs).
+//   v3 (attn_prologue_v2 -> attn_scores_v3 -> attn_pv_v2 -> attn_merge_v2): the same arithmetic as v2, bit-identical by
+//      construction, with the K and V rows streamed by cp.async.bulk into a 3-stage shared-memory ring (96 KB per block)
+//      instead of registers, and every kernel PDL-ready. Not yet measured (results/explore_attention_v3.py).
+//   v4 (attn_scores_v4 -> attn_pv_v2 -> attn_merge_v2): v3 with the prologue folded into pass 1 (three launches).
 // Layouts (D = 256, PAGE = 256 tokens):
 //   qkv   [M, stride] bf16: per query head h, q at h*2D, gate at h*2D + D; then k (Hkv*D), then v (Hkv*D)
 //   cache [n_pages, Hkv, PAGE, D] bf16 for K and for V of one layer; token t lives in page table[t / PAGE], row t % PAGE
@@ -371,3 +375,479 @@ extern "C" __global__ void attn_merge(const float* __restrict__ opart, const uns
 template __global__ void attn_scores_v1<6>(const unsigned short*, const unsigned short*, const int*, int, const int*, unsigned short*, float*, int, int, int, int, int);
 template __global__ void attn_scores_v2<6>(const unsigned short*, const unsigned short*, const int*, int, const int*, unsigned short*, float*, int, int, int, int, int);
 template __global__ void attn_pv_v1<6>(const unsigned short*, const int*, int, const int*, const unsigned short*, const float*, float*, int, int, int, int, int);
+
+// ---- v3: the key and value rows through a shared-memory ring of bulk copies (pass 1 v3, pass 2 v2, merge v2) ----------
+// v2/v1 hold the rows in flight in registers: a warp issues its loads, waits for them, computes, and only then issues
+// more, so each SM has ~64 KB (pass 1) or ~32 KB (pass 2) in flight in bursts, and none while it computes. Little's law
+// at 4.6 TB/s and ~1 us of loaded latency asks ~35 KB per SM *continuously*. Here one thread issues cp.async.bulk copies
+// (the copy engine, no registers) of whole stages of 64 rows (32 KB) into a ring of AT_S stages; the warps consume a
+// stage while the next AT_S - 1 are in flight. A 32-row half never crosses a page (partitions start at multiples of 32
+// keys; pages hold 256), so each half is one contiguous 16 KB copy. The arithmetic is v2's and v1's, in the same order:
+//   attn_scores_v3 = attn_scores_v2 (the same mma sequence per key; the same statistics, the max taken from registers,
+//   which is exact in any order): bit-identical;
+//   attn_pv_v2 = attn_pv_v1 (warp w still owns the keys a + 8m + w, in increasing order; warps summed 0..7 from 0.f, now
+//   through the idle ring with one barrier): bit-identical;
+//   attn_merge_v2 = attn_merge (each output still sums the P partials in order from 0.f): bit-identical; its loads are
+//   spread over 4 threads per output so ~17 are in flight per thread instead of 66 in chains of 16.
+// PDL: before qe_grid_wait() the kernels only initialise their shared-memory barriers (no global reads, no writes).
+#define AT_S 3                      // stages in the ring
+#define AT_STAGE 64                 // rows per stage
+#define AT_SLOT (AT_STAGE * AT_D * 2)   // bytes per stage: 32 KB
+#define AT_RING_BYTES (AT_S * AT_SLOT)  // dynamic shared memory of the v3 passes: 96 KB (2 blocks per SM fit)
+
+__device__ __forceinline__ unsigned at_smem_u32(const void* p) {
+  unsigned long long a; asm("cvta.to.shared.u64 %0, %1;" : "=l"(a) : "l"(p)); return (unsigned)a;
+}
+__device__ __forceinline__ void at_mbar_init(unsigned bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void at_mbar_expect_tx(unsigned bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ bool at_mbar_try_wait(unsigned bar, unsigned parity) {
+  unsigned ok;
+  asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
+               : "=r"(ok) : "r"(bar), "r"(parity) : "memory");
+  return ok != 0;
+}
+__device__ __forceinline__ void at_bulk_g2s(unsigned dst, const void* src, unsigned bytes, unsigned bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+               :: "r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
+}
+__device__ __forceinline__ uint4 at_lds128(unsigned a) {
+  uint4 v; asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(a)); return v;
+}
+
+// The ring of one block: barriers full[s] (count 1: the issuing thread's arrive, plus the bytes). Stage j of a row (keys
+// k0 = a + 64 j ..) goes to slot (base + j) % AT_S with phase parity ((base + j) / AT_S) & 1, where `base` counts the stages
+// of the rows before (every row drains its ring, so a block's stages are numbered 0, 1, 2, ... across its rows).
+struct AtRing {
+  unsigned ring, bars;
+  __device__ __forceinline__ void issue(const unsigned short* cache, const int* table, int ntab, int Hkv, int g,
+                                        int k0, int b, unsigned gj) const {           // one thread
+    const unsigned slot = gj % AT_S, bar = bars + 8 * slot;
+    const int n1 = min(32, b - k0), n2 = min(32, b - k0 - 32);
+    at_mbar_expect_tx(bar, (unsigned)(n1 + max(n2, 0)) * (AT_D * 2));
+    at_bulk_g2s(ring + slot * AT_SLOT, at_row(cache, table, ntab, Hkv, g, k0), n1 * AT_D * 2, bar);
+    if (n2 > 0) at_bulk_g2s(ring + slot * AT_SLOT + 32 * AT_D * 2, at_row(cache, table, ntab, Hkv, g, k0 + 32), n2 * AT_D * 2, bar);
+  }
+  __device__ __forceinline__ unsigned wait(unsigned gj) const {   // every thread: the slot's address once stage gj landed
+    const unsigned slot = gj % AT_S;
+    while (!at_mbar_try_wait(bars + 8 * slot, (gj / AT_S) & 1)) {}
+    return ring + slot * AT_SLOT;
+  }
+};
+
+__device__ __forceinline__ AtRing at_ring_init(unsigned char* ring, unsigned long long* bars) {   // before qe_grid_wait
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < AT_S; ++s) at_mbar_init(at_smem_u32(bars + s), 1);
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+  return AtRing{at_smem_u32(ring), at_smem_u32(bars)};
+}
+
+// ---- prologue, v2: attn_prologue made PDL-ready (it waits before its first read; everything else is the same code) -------
+extern "C" __global__ void attn_prologue_v2(const unsigned short* __restrict__ qkv, const int* __restrict__ ctl,
+                                            const unsigned short* __restrict__ qw, const unsigned short* __restrict__ kw,
+                                            const unsigned short* __restrict__ rope, const int* __restrict__ table, int ntab,
+                                            unsigned short* kc, unsigned short* vc, unsigned short* __restrict__ qout,
+                                            int Hq, int Hkv, int stride, float eps) {
+  qe_grid_wait();
+  qe_grid_launch_dependents();
+  const int hh = blockIdx.x, r = blockIdx.y, lane = threadIdx.x, pos = ctl[0] + r;
+  const unsigned short* src; const unsigned short* w = nullptr; unsigned short* dst;
+  if (hh >= Hq && at_page(table, ntab, pos) < 0) return;                           // unbacked position: write nothing
+  if (hh < Hq) { src = qkv + (size_t)r * stride + hh * 2 * AT_D; w = qw; dst = qout + ((size_t)r * Hq + hh) * AT_D; }
+  else if (hh < Hq + Hkv) {
+    const int g = hh - Hq; src = qkv + (size_t)r * stride + Hq * 2 * AT_D + g * AT_D; w = kw;
+    dst = (unsigned short*)at_row(kc, table, ntab, Hkv, g, pos);
+  } else {
+    const int g = hh - Hq - Hkv; src = qkv + (size_t)r * stride + Hq * 2 * AT_D + Hkv * AT_D + g * AT_D;
+    dst = (unsigned short*)at_row(vc, table, ntab, Hkv, g, pos);
+  }
+  uint4 u = *(const uint4*)(src + 8 * lane);
+  if (w == nullptr) { *(uint4*)(dst + 8 * lane) = u; return; }
+  float x[8]; at_unpack8(u, x);
+  const float rr = qe_warp_rms_inv<8>(x, 1.f / AT_D, eps);
+  float y[8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i) y[i] = qe_bf16_to_f32(qe_rms_apply(x[i], rr, w[8 * lane + i]));
+  float o[8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const float partner = __shfl_xor_sync(0xffffffffu, y[i], 4);
+    o[i] = y[i];
+    if (lane < AT_ROT / 8) {
+      const int d = 8 * lane + i;
+      const float c = qe_bf16_to_f32(rope[(size_t)pos * 2 * AT_ROT + d]), s = qe_bf16_to_f32(rope[(size_t)pos * 2 * AT_ROT + AT_ROT + d]);
+      const float rot = lane < AT_ROT / 16 ? -partner : partner;
+      o[i] = qe_round_bf16(qe_round_bf16(y[i] * c) + qe_round_bf16(rot * s));
+    }
+  }
+  unsigned pk[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) pk[i] = (unsigned)qe_f32_to_bf16(o[2 * i]) | ((unsigned)qe_f32_to_bf16(o[2 * i + 1]) << 16);
+  *(uint4*)(dst + 8 * lane) = make_uint4(pk[0], pk[1], pk[2], pk[3]);
+}
+
+// ---- pass 1, v3: v2's tensor-core scores fed from the ring --------------------------------------------------------------
+// Warp w takes rows 8w..8w+7 of each 64-row stage (one mma group of 8 keys); lane (gr, t) reads 16 bytes of row 8w + gr at
+// dims 32c + 8t from shared memory, the same fragments v2 loads from global memory. The statistics are v2's, except that
+// the max comes from the registers (one pass over the stored scores instead of two).
+template <int G>
+__global__ void __launch_bounds__(256) attn_scores_v3(const unsigned short* __restrict__ q, const unsigned short* __restrict__ kc,
+                                                      const int* __restrict__ table, int ntab, const int* __restrict__ ctl,
+                                                      unsigned short* scores, float* __restrict__ stats, int Hq, int Hkv,
+                                                      int P, int M, int max_ctx) {
+  static_assert(G <= 8, "the query rows of a group fill at most 8 of the 16 A rows");
+  extern __shared__ __align__(128) unsigned char at_ring3[];
+  __shared__ __align__(8) unsigned long long bars[AT_S];
+  __shared__ float red[8][G];
+  const AtRing R = at_ring_init(at_ring3, bars);
+  qe_grid_wait();
+  qe_grid_launch_dependents();
+  const int p = blockIdx.x, g = blockIdx.y, tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int gr = lane >> 2, t = lane & 3;
+  unsigned gbase = 0;                                                  // stages of the rows before
+  for (int r = 0; r < M; ++r) {
+    const int n = ctl[0] + r + 1;
+    int a, b; at_range(n, P, p, a, b);
+    const int nst = (b - a + AT_STAGE - 1) / AT_STAGE;
+    if (tid == 0) {
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");     // the previous row's generic reads of the ring
+      for (int j = 0; j < AT_S && j < nst; ++j) R.issue(kc, table, ntab, Hkv, g, a + AT_STAGE * j, b, gbase + j);
+    }
+    uint4 qa[8];
+#pragma unroll
+    for (int c = 0; c < 8; ++c)
+      qa[c] = gr < G ? *(const uint4*)(q + ((size_t)r * Hq + g * G + gr) * AT_D + 32 * c + 8 * t) : make_uint4(0u, 0u, 0u, 0u);
+    unsigned short* srow = scores + ((size_t)r * Hq + g * G) * max_ctx;
+    float lm = AT_NEG_INF;                                             // this lane's max of head gr's stored scores
+    for (int j = 0; j < nst; ++j) {
+      const unsigned slot = R.wait(gbase + j);
+      const int k0 = a + AT_STAGE * j;
+      if (k0 + 8 * warp < b) {                                         // warp-uniform: every lane reaches the mma
+        uint4 k[8];
+        const unsigned row = slot + (8 * warp + gr) * (AT_D * 2) + 16 * t;
+#pragma unroll
+        for (int c = 0; c < 8; ++c) k[c] = at_lds128(row + 64 * c);
+        float acc[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+        for (int c = 0; c < 8; ++c) {
+          at_mma(acc, qa[c].x, qa[c].y, k[c].x, k[c].y);
+          at_mma(acc, qa[c].z, qa[c].w, k[c].z, k[c].w);
+        }
+        const int jj = k0 + 8 * warp + 2 * t;
+        if (gr < G) {
+          const unsigned short s0 = qe_f32_to_bf16(qe_round_bf16(acc[0]) * 0.0625f), s1 = qe_f32_to_bf16(qe_round_bf16(acc[1]) * 0.0625f);
+          if (jj < b) { srow[(size_t)gr * max_ctx + jj] = s0; lm = fmaxf(lm, qe_bf16_to_f32(s0)); }
+          if (jj + 1 < b) { srow[(size_t)gr * max_ctx + jj + 1] = s1; lm = fmaxf(lm, qe_bf16_to_f32(s1)); }
+        }
+      }
+      __syncthreads();                                                 // every warp is done with this slot
+      if (tid == 0 && j + AT_S < nst) {
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");   // generic reads before the copy engine's writes
+        R.issue(kc, table, ntab, Hkv, g, a + AT_STAGE * (j + AT_S), b, gbase + j + AT_S);
+      }
+    }
+    gbase += nst;
+    // The partition's max from the registers (a max is exact in any order, so it equals v2's re-read of the scores);
+    // lanes t = 0..3 of a group hold head gr: two butterflies, then the warps through shared memory.
+    lm = fmaxf(lm, __shfl_xor_sync(0xffffffffu, lm, 1));
+    lm = fmaxf(lm, __shfl_xor_sync(0xffffffffu, lm, 2));
+    if (t == 0 && gr < G) red[warp][gr] = lm;
+    float mx[G];
+    __syncthreads();
+#pragma unroll
+    for (int h = 0; h < G; ++h) { float m = red[0][h]; for (int w = 1; w < 8; ++w) m = fmaxf(m, red[w][h]); mx[h] = m; }
+    __syncthreads();
+    float sm[G];
+#pragma unroll
+    for (int h = 0; h < G; ++h) sm[h] = 0.f;
+    for (int j = a + tid; j < b; j += 256)
+#pragma unroll
+      for (int h = 0; h < G; ++h) sm[h] += expf(qe_bf16_to_f32(srow[(size_t)h * max_ctx + j]) - mx[h]);
+#pragma unroll
+    for (int h = 0; h < G; ++h) { sm[h] = qe_warp_sum(sm[h]); if (lane == 0) red[warp][h] = sm[h]; }
+    __syncthreads();
+    if (tid < G) {
+      float l = 0.f;
+      for (int w = 0; w < 8; ++w) l += red[w][tid];
+      float* st = stats + (((size_t)r * Hq + g * G + tid) * P + p) * 2;
+      st[0] = mx[tid]; st[1] = l;
+    }
+    __syncthreads();
+  }
+}
+
+// ---- pass 2, v2: v1's p.v fed from the ring ----------------------------------------------------------------------------
+// The probabilities of a 256-key tile are formed once (thread i: key i, G heads; stored as their bf16 bits, 8 per key so
+// one 16-byte shared load gives a key's heads) while the ring's copies keep arriving. Warp w takes rows w, w + 8, ..,
+// w + 56 of each stage, lane l dims 8l..8l+7: exactly v1's assignment of keys to warps and of the order within a warp.
+template <int G>
+__global__ void __launch_bounds__(256) attn_pv_v2(const unsigned short* __restrict__ vc, const int* __restrict__ table, int ntab,
+                                                  const int* __restrict__ ctl, const unsigned short* scores,
+                                                  const float* __restrict__ stats, float* __restrict__ opart,
+                                                  int Hq, int Hkv, int P, int M, int max_ctx) {
+  static_assert(G <= 8, "a key's probabilities fill at most 8 bf16 slots");
+  extern __shared__ __align__(128) unsigned char at_ring2[];
+  __shared__ __align__(8) unsigned long long bars[AT_S];
+  __shared__ __align__(16) unsigned short prb[256][8];
+  __shared__ float gm[G], gl[G];
+  const AtRing R = at_ring_init(at_ring2, bars);
+  qe_grid_wait();
+  qe_grid_launch_dependents();
+  const int p = blockIdx.x, g = blockIdx.y, tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  unsigned gbase = 0;
+  for (int r = 0; r < M; ++r) {
+    const int n = ctl[0] + r + 1;
+    int a, b; at_range(n, P, p, a, b);
+    const int nst = (b - a + AT_STAGE - 1) / AT_STAGE;
+    if (tid == 0) {
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");     // the previous row's generic reads of the ring
+      for (int j = 0; j < AT_S && j < nst; ++j) R.issue(vc, table, ntab, Hkv, g, a + AT_STAGE * j, b, gbase + j);
+    }
+    if (warp < G) {                                                     // v1's merge of the statistics, unchanged
+      const float* st = stats + ((size_t)r * Hq + g * G + warp) * P * 2;
+      float m = AT_NEG_INF;
+      for (int i = lane; i < P; i += 32) m = fmaxf(m, st[2 * i]);
+      m = qe_warp_max(m);
+      float l = 0.f;
+      for (int i = lane; i < P; i += 32) if (st[2 * i + 1] > 0.f) l += st[2 * i + 1] * expf(st[2 * i] - m);
+      l = qe_warp_sum(l);
+      if (lane == 0) { gm[warp] = m; gl[warp] = l; }
+    }
+    float acc[G][8];
+#pragma unroll
+    for (int h = 0; h < G; ++h)
+#pragma unroll
+      for (int e = 0; e < 8; ++e) acc[h][e] = 0.f;
+    const unsigned short* srow = scores + ((size_t)r * Hq + g * G) * max_ctx;
+    __syncthreads();
+    const unsigned pr0 = at_smem_u32(&prb[0][0]);
+    for (int j = 0; j < nst; ++j) {
+      const int k0 = a + AT_STAGE * j;
+      if ((j & 3) == 0) {                                               // a new tile of 256 keys: its probabilities
+        const int key = k0 + tid;
+        unsigned short pk[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        if (key < b)
+#pragma unroll
+          for (int h = 0; h < G; ++h) pk[h] = qe_f32_to_bf16(expf(qe_bf16_to_f32(srow[(size_t)h * max_ctx + key]) - gm[h]) / gl[h]);
+        *(uint4*)&prb[tid][0] = make_uint4(pk[0] | ((unsigned)pk[1] << 16), pk[2] | ((unsigned)pk[3] << 16),
+                                           pk[4] | ((unsigned)pk[5] << 16), pk[6] | ((unsigned)pk[7] << 16));
+        __syncthreads();
+      }
+      const unsigned slot = R.wait(gbase + j);
+      const int kt = 64 * (j & 3);                                     // the stage's first key within the tile
+      uint4 v[8];
+#pragma unroll
+      for (int u = 0; u < 8; ++u) v[u] = at_lds128(slot + (warp + 8 * u) * (AT_D * 2) + 16 * lane);
+#pragma unroll
+      for (int u = 0; u < 8; ++u) {
+        if (k0 + warp + 8 * u < b) {
+          float vx[8]; at_unpack8(v[u], vx);
+          const uint4 pq = at_lds128(pr0 + (kt + warp + 8 * u) * 16);
+          float pp[8]; at_unpack8(pq, pp);
+#pragma unroll
+          for (int h = 0; h < G; ++h)
+#pragma unroll
+            for (int e = 0; e < 8; ++e) acc[h][e] = fmaf(pp[h], vx[e], acc[h][e]);
+        }
+      }
+      __syncthreads();                                                 // every warp is done with this slot (and tile)
+      if (tid == 0 && j + AT_S < nst) {
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        R.issue(vc, table, ntab, Hkv, g, a + AT_STAGE * (j + AT_S), b, gbase + j + AT_S);
+      }
+    }
+    gbase += nst;
+    // The warps' sum in v1's order, (((0 + warp 0) + warp 1) + ..) + warp 7, with one barrier instead of eight: every
+    // warp parks its 6 x 256 partials in the idle ring (48 KB; every copy has landed), then thread d sums dim d in order.
+    float* slab = (float*)at_ring2;                                     // [8][G][AT_D]
+#pragma unroll
+    for (int h = 0; h < G; ++h) {
+      *(float4*)&slab[(warp * G + h) * AT_D + 8 * lane] = make_float4(acc[h][0], acc[h][1], acc[h][2], acc[h][3]);
+      *(float4*)&slab[(warp * G + h) * AT_D + 8 * lane + 4] = make_float4(acc[h][4], acc[h][5], acc[h][6], acc[h][7]);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int h = 0; h < G; ++h) {
+      float o = 0.f;
+#pragma unroll
+      for (int w = 0; w < 8; ++w) o = o + slab[(w * G + h) * AT_D + tid];
+      opart[(((size_t)r * Hq + g * G + h) * P + p) * AT_D + tid] = o;
+    }
+    __syncthreads();                                                   // the slab is read before the next row's copies
+  }
+}
+
+// ---- epilogue, v2: attn_merge with its loads spread ---------------------------------------------------------------------
+// grid (Hq, M, 4), block 256: the block takes 64 dims of head h; thread (q = tid / 64, d) loads partials q, q + 4, .. of dim
+// d into shared memory (64 partitions at a time), then thread (0, d) sums them in order 0..P-1 from 0.f, as attn_merge does.
+extern "C" __global__ void __launch_bounds__(256) attn_merge_v2(const float* __restrict__ opart, const unsigned short* __restrict__ qkv,
+                                                                unsigned short* __restrict__ out, int Hq, int P, int stride) {
+  __shared__ float buf[64][64];
+  qe_grid_wait();
+  qe_grid_launch_dependents();
+  const int h = blockIdx.x, r = blockIdx.y, tid = threadIdx.x, qq = tid >> 6, dl = tid & 63, d = 64 * blockIdx.z + dl;
+  const float* src = opart + ((size_t)r * Hq + h) * P * AT_D + d;
+  float o = 0.f;
+  for (int p0 = 0; p0 < P; p0 += 64) {
+    const int np = min(64, P - p0);
+#pragma unroll
+    for (int i = qq; i < 64; i += 4) if (i < np) buf[i][dl] = src[(size_t)(p0 + i) * AT_D];
+    __syncthreads();
+    if (qq == 0) for (int i = 0; i < np; ++i) o += buf[i][dl];
+    __syncthreads();
+  }
+  if (qq == 0) {
+    const float gate = qe_bf16_to_f32(qkv[(size_t)r * stride + h * 2 * AT_D + AT_D + d]);
+    const float sg = qe_round_bf16(1.f / (1.f + expf(-gate)));
+    out[((size_t)r * Hq + h) * AT_D + d] = qe_f32_to_bf16(qe_round_bf16(o) * sg);
+  }
+}
+
+// ---- pass 1, v4: v3 with the prologue folded in (one launch fewer) ---------------------------------------------------
+// The prologue's math as a device function (the same code as attn_prologue, so the same bits): lane l of a warp gets
+// dims 8l..8l+7 of a head row normed with (1+w) and, for q and k, rotated at position pos.
+__device__ __forceinline__ uint4 at_norm_rope(const unsigned short* src, const unsigned short* w, const unsigned short* rope,
+                                              int pos, int lane, float eps) {
+  uint4 u = *(const uint4*)(src + 8 * lane);
+  float x[8]; at_unpack8(u, x);
+  const float rr = qe_warp_rms_inv<8>(x, 1.f / AT_D, eps);
+  float y[8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i) y[i] = qe_bf16_to_f32(qe_rms_apply(x[i], rr, w[8 * lane + i]));
+  float o[8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const float partner = __shfl_xor_sync(0xffffffffu, y[i], 4);
+    o[i] = y[i];
+    if (lane < AT_ROT / 8) {
+      const int d = 8 * lane + i;
+      const float c = qe_bf16_to_f32(rope[(size_t)pos * 2 * AT_ROT + d]), s = qe_bf16_to_f32(rope[(size_t)pos * 2 * AT_ROT + AT_ROT + d]);
+      const float rot = lane < AT_ROT / 16 ? -partner : partner;
+      o[i] = qe_round_bf16(qe_round_bf16(y[i] * c) + qe_round_bf16(rot * s));
+    }
+  }
+  unsigned pk[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) pk[i] = (unsigned)qe_f32_to_bf16(o[2 * i]) | ((unsigned)qe_f32_to_bf16(o[2 * i + 1]) << 16);
+  return make_uint4(pk[0], pk[1], pk[2], pk[3]);
+}
+
+// Block (p, g): blocks p == 0 append k and v of the M new rows of KV head g (warp i: row i), for pass 2 and later steps.
+// Per row r: warps 0..G-1 form the G query rows (into shared memory, then into the mma fragments). A new key (positions
+// ctl[0] .. ctl[0] + r) that falls in this block's partition is formed and written by this block itself (warp i: key
+// ctl[0] + i) before its copy is issued, so no block waits for another; blocks that write the same row write the same
+// bits. The writers fence their generic stores against the copy engine's reads (fence.proxy.async.global). An unbacked
+// position is never written (and is read from page 0, as in v1..v3).
+template <int G>
+__global__ void __launch_bounds__(256) attn_scores_v4(const unsigned short* __restrict__ qkv, const int* __restrict__ ctl,
+                                                      const unsigned short* __restrict__ qw, const unsigned short* __restrict__ kw,
+                                                      const unsigned short* __restrict__ rope, const int* __restrict__ table, int ntab,
+                                                      unsigned short* kc, unsigned short* vc, unsigned short* scores,
+                                                      float* __restrict__ stats, int Hq, int Hkv, int P, int M, int max_ctx,
+                                                      int stride, float eps) {
+  static_assert(G <= 8, "the query rows of a group fill at most 8 of the 16 A rows");
+  extern __shared__ __align__(128) unsigned char at_ring4[];
+  __shared__ __align__(8) unsigned long long bars[AT_S];
+  __shared__ float red[8][G];
+  __shared__ __align__(16) unsigned short qs[G][AT_D];
+  const AtRing R = at_ring_init(at_ring4, bars);
+  qe_grid_wait();
+  qe_grid_launch_dependents();
+  const int p = blockIdx.x, g = blockIdx.y, tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int gr = lane >> 2, t = lane & 3;
+  const int pos0 = ctl[0];
+  const size_t koff = (size_t)Hq * 2 * AT_D + g * AT_D, voff = koff + (size_t)Hkv * AT_D;
+  if (p == 0 && warp < M && at_page(table, ntab, pos0 + warp) >= 0) {          // the appends (row `warp`)
+    const int pos = pos0 + warp;
+    const unsigned short* src = qkv + (size_t)warp * stride;
+    *(uint4*)(at_row(vc, table, ntab, Hkv, g, pos) + 8 * lane) = *(const uint4*)(src + voff + 8 * lane);
+    *(uint4*)(at_row(kc, table, ntab, Hkv, g, pos) + 8 * lane) = at_norm_rope(src + koff, kw, rope, pos, lane, eps);
+  }
+  unsigned gbase = 0;
+  for (int r = 0; r < M; ++r) {
+    const int n = pos0 + r + 1;
+    int a, b; at_range(n, P, p, a, b);
+    const int nst = (b - a + AT_STAGE - 1) / AT_STAGE;
+    if (warp < G)                                                       // query row r, head g*G + warp
+      *(uint4*)&qs[warp][8 * lane] = at_norm_rope(qkv + (size_t)r * stride + (g * G + warp) * 2 * AT_D, qw, rope, pos0 + r, lane, eps);
+    {
+      const int j = pos0 + warp;                                        // new key `warp`, if this block reads it
+      if (warp <= r && j >= a && j < b && at_page(table, ntab, j) >= 0) {
+        *(uint4*)(at_row(kc, table, ntab, Hkv, g, j) + 8 * lane) = at_norm_rope(qkv + (size_t)warp * stride + koff, kw, rope, j, lane, eps);
+        asm volatile("fence.proxy.async.global;" ::: "memory");        // before the copy engine reads the row
+      }
+    }
+    __syncthreads();
+    if (tid == 0) {
+      asm volatile("fence.proxy.async.global;" ::: "memory");
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      for (int j = 0; j < AT_S && j < nst; ++j) R.issue(kc, table, ntab, Hkv, g, a + AT_STAGE * j, b, gbase + j);
+    }
+    uint4 qa[8];
+#pragma unroll
+    for (int c = 0; c < 8; ++c) qa[c] = gr < G ? *(const uint4*)&qs[gr][32 * c + 8 * t] : make_uint4(0u, 0u, 0u, 0u);
+    unsigned short* srow = scores + ((size_t)r * Hq + g * G) * max_ctx;
+    float lm = AT_NEG_INF;
+    for (int j = 0; j < nst; ++j) {
+      const unsigned slot = R.wait(gbase + j);
+      const int k0 = a + AT_STAGE * j;
+      if (k0 + 8 * warp < b) {
+        uint4 k[8];
+        const unsigned row = slot + (8 * warp + gr) * (AT_D * 2) + 16 * t;
+#pragma unroll
+        for (int c = 0; c < 8; ++c) k[c] = at_lds128(row + 64 * c);
+        float acc[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+        for (int c = 0; c < 8; ++c) {
+          at_mma(acc, qa[c].x, qa[c].y, k[c].x, k[c].y);
+          at_mma(acc, qa[c].z, qa[c].w, k[c].z, k[c].w);
+        }
+        const int jj = k0 + 8 * warp + 2 * t;
+        if (gr < G) {
+          const unsigned short s0 = qe_f32_to_bf16(qe_round_bf16(acc[0]) * 0.0625f), s1 = qe_f32_to_bf16(qe_round_bf16(acc[1]) * 0.0625f);
+          if (jj < b) { srow[(size_t)gr * max_ctx + jj] = s0; lm = fmaxf(lm, qe_bf16_to_f32(s0)); }
+          if (jj + 1 < b) { srow[(size_t)gr * max_ctx + jj + 1] = s1; lm = fmaxf(lm, qe_bf16_to_f32(s1)); }
+        }
+      }
+      __syncthreads();
+      if (tid == 0 && j + AT_S < nst) {
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        R.issue(kc, table, ntab, Hkv, g, a + AT_STAGE * (j + AT_S), b, gbase + j + AT_S);
+      }
+    }
+    gbase += nst;
+    lm = fmaxf(lm, __shfl_xor_sync(0xffffffffu, lm, 1));
+    lm = fmaxf(lm, __shfl_xor_sync(0xffffffffu, lm, 2));
+    if (t == 0 && gr < G) red[warp][gr] = lm;
+    float mx[G];
+    __syncthreads();
+#pragma unroll
+    for (int h = 0; h < G; ++h) { float m = red[0][h]; for (int w = 1; w < 8; ++w) m = fmaxf(m, red[w][h]); mx[h] = m; }
+    __syncthreads();
+    float sm[G];
+#pragma unroll
+    for (int h = 0; h < G; ++h) sm[h] = 0.f;
+    for (int j = a + tid; j < b; j += 256)
+#pragma unroll
+      for (int h = 0; h < G; ++h) sm[h] += expf(qe_bf16_to_f32(srow[(size_t)h * max_ctx + j]) - mx[h]);
+#pragma unroll
+    for (int h = 0; h < G; ++h) { sm[h] = qe_warp_sum(sm[h]); if (lane == 0) red[warp][h] = sm[h]; }
+    __syncthreads();
+    if (tid < G) {
+      float l = 0.f;
+      for (int w = 0; w < 8; ++w) l += red[w][tid];
+      float* st = stats + (((size_t)r * Hq + g * G + tid) * P + p) * 2;
+      st[0] = mx[tid]; st[1] = l;
+    }
+    __syncthreads();
+  }
+}
+
+template __global__ void attn_scores_v3<6>(const unsigned short*, const unsigned short*, const int*, int, const int*, unsigned short*, float*, int, int, int, int, int);
+template __global__ void attn_pv_v2<6>(const unsigned short*, const int*, int, const int*, const unsigned short*, const float*, float*, int, int, int, int, int);
+template __global__ void attn_scores_v4<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, int, int, int, int, int, int, float);

@@ -36,6 +36,8 @@ __global__ void __launch_bounds__(NT) rmsnorm_bf16_v1(const unsigned short* __re
   static_assert(N % (8 * NT) == 0 && NT % 32 == 0, "whole 16-byte chunks per thread, whole warps");
   constexpr int E = N / NT, C = E / 8;
   __shared__ float red[NT / 32];
+  qe_grid_wait();                                              // PDL: x is the kernel before's output
+  qe_grid_launch_dependents();
   const unsigned short* xr = x + (size_t)blockIdx.x * ldx;
   float v[E];
 #pragma unroll

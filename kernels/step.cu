@@ -5,6 +5,8 @@
 // h[0, :] = table[ctl[1], :]; one thread per 8 bf16 (16 bytes).
 extern "C" __global__ void embed_gather(const unsigned short* __restrict__ table, const int* __restrict__ ctl,
                                         unsigned short* __restrict__ h, int H) {
+  qe_grid_wait();                        // PDL: ctl is written by the step before
+  qe_grid_launch_dependents();
   const int i = (blockIdx.x * blockDim.x + threadIdx.x) * 8;
   if (i >= H) return;
   const size_t row = (size_t)ctl[1] * H;
@@ -15,6 +17,8 @@ extern "C" __global__ void embed_gather(const unsigned short* __restrict__ table
 // ring (may be null): pairs (prediction, step), in device memory or in pinned host memory mapped into the device.
 extern "C" __global__ void finish_step(const int* __restrict__ ids, int* __restrict__ ctl, const int* __restrict__ forced,
                                        const int* __restrict__ eos, int n_eos, volatile int* ring, int ring_len) {
+  qe_grid_wait();                        // PDL: ids come from the head just before
+  qe_grid_launch_dependents();
   if (threadIdx.x | blockIdx.x) return;
   const int pos = ctl[0], step = ctl[2], nf = ctl[4], pred = ids[0];
   int stop = 0;

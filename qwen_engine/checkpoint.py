@@ -9,7 +9,7 @@ __all__ = ['ITEMSIZE', 'MAX_HEADER', 'SCALE', 'SCALE_DTYPES', 'EXTRA_DTYPES', 'F
            'plan_shards', 'write_synthetic', 'candidate_rules', 'rel_rms', 'falsification_table', 'time_roundtrip',
            'record_roundtrip', 'cli_register']
 
-# %% ../nbs/03a_checkpoint.ipynb #f7441023
+# %% ../nbs/03a_checkpoint.ipynb #09715443
 import json, math, os, shutil, struct, time, zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +19,7 @@ from tqdm.auto import tqdm
 
 from .config import PREFIX, ConfigError, ModelConfig, asset_path, load_config, preset, tensor_specs, tiny_config_dict
 
-# %% ../nbs/03a_checkpoint.ipynb #91c1479d
+# %% ../nbs/03a_checkpoint.ipynb #886dfe7c
 class CheckpointError(ValueError):
     "A checkpoint directory that does not hold what the config promises; the message names the tensor."
 
@@ -78,7 +78,7 @@ def _inside(root: Path, rel) -> Path:
     if not p.is_file(): raise CheckpointError(f"index names shard {rel!r}, which does not exist in {root}")
     return p
 
-# %% ../nbs/03a_checkpoint.ipynb #e35e103b
+# %% ../nbs/03a_checkpoint.ipynb #e61f33e9
 SCALE = ".weight_scale_inv"
 SCALE_DTYPES = {"BF16": torch.bfloat16, "F32": torch.float32}
 EXTRA_DTYPES = {"A_log": ("BF16", "F32"), "dt_bias": ("BF16", "F32")}  # recurrent-gate parameters: fp32 is accepted too
@@ -139,7 +139,7 @@ def _check_entry(cfg, s, entries) -> bool:
     if dt not in ok: raise CheckpointError(f"{s.name}: expected dtype {' or '.join(ok)}, found {dt}")
     return False
 
-# %% ../nbs/03a_checkpoint.ipynb #d06d9be9
+# %% ../nbs/03a_checkpoint.ipynb #fd81420d
 def read(ck: Checkpoint, name: str, device="cpu") -> torch.Tensor:
     "One tensor as stored (fp8 stays fp8), on `device`. Scales are checked finite and positive and promoted to fp32."
     from safetensors import safe_open
@@ -165,7 +165,7 @@ def weight(ck: Checkpoint, name: str, device="cpu") -> torch.Tensor:
     if name in ck.fp8: return dequantize(read(ck, name, device), read(ck, name[:-len(".weight")] + SCALE, device), ck.cfg.fp8_block)
     return read(ck, name, device)
 
-# %% ../nbs/03a_checkpoint.ipynb #a2f69c8b
+# %% ../nbs/03a_checkpoint.ipynb #0036242a
 FUSED = {   # fused tensor -> checkpoint tensors whose rows it concatenates, in order (suffixes after the layer prefix)
     "self_attn.qkv_proj": ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj"),
     "linear_attn.in_proj_qkvz": ("linear_attn.in_proj_qkv", "linear_attn.in_proj_z"),
@@ -209,7 +209,7 @@ def load_engine_weights(ck: Checkpoint, device="cpu", progress: bool = True) -> 
                 bar.update(ck.entries[n][4] + (ck.entries[n[:-7] + SCALE][4] if q8 else 0))
     return out
 
-# %% ../nbs/03a_checkpoint.ipynb #fb1b0899
+# %% ../nbs/03a_checkpoint.ipynb #33265bed
 E4M3_MAX = 448.0
 
 def _gen(seed: int, name: str, device) -> torch.Generator:
@@ -227,14 +227,17 @@ def synth_bf16(shape, g, std=0.02, device="cpu") -> torch.Tensor:
         out[i:i + n] = (torch.randn(n, K, generator=g, device=device) * (std * r[i:i + n] * c)).to(torch.bfloat16)
     return out
 
-def quantize(w: torch.Tensor, block=(128, 128), scale_dtype=torch.bfloat16):
-    "Scale-to-fit block quantisation: scale = amax/448 per block (stored in `scale_dtype`); returns (fp8, scale)."
+def quantize(w: torch.Tensor, block=(128, 128), scale_dtype=torch.bfloat16, pow2: bool = False):
+    """Scale-to-fit block quantisation: scale = amax/448 per block (stored in `scale_dtype`); returns (fp8, scale).
+    `pow2`: the scale rounded up to a power of two, so every dequantised value fp8 x scale is exact in bf16 (the
+    reference's bf16 image of the weights then equals the exact products the kernels use; chapter 09 uses it)."""
     N, K = w.shape
     bn, bk = block
     pn, pk = -N % bn, -K % bk
     wf = torch.nn.functional.pad(w.float(), (0, pk, 0, pn))
     amax = wf.view((N + pn) // bn, bn, (K + pk) // bk, bk).abs().amax(dim=(1, 3))
-    scale = (amax / E4M3_MAX).clamp_min(torch.finfo(torch.float32).tiny).to(scale_dtype)
+    scale = (amax / E4M3_MAX).clamp_min(torch.finfo(torch.float32).tiny)
+    scale = (torch.exp2(torch.ceil(torch.log2(scale))) if pow2 else scale).to(scale_dtype)
     s = scale.float().repeat_interleave(bn, 0)[:N].repeat_interleave(bk, 1)[:, :K]
     q = (w.float() / s).clamp(-E4M3_MAX, E4M3_MAX).to(torch.float8_e4m3fn)
     return q, scale
@@ -257,7 +260,7 @@ def synth_tensor(cfg: ModelConfig, spec, seed: int, device="cpu") -> torch.Tenso
     else: raise ValueError(f"no synthetic rule for {name} {sh}")
     return v.to(torch.bfloat16)
 
-# %% ../nbs/03a_checkpoint.ipynb #a2745139
+# %% ../nbs/03a_checkpoint.ipynb #acaee0a8
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "merges.txt", "chat_template.jinja")
 
 def _stored(cfg, s):
@@ -307,7 +310,7 @@ def write_synthetic(cfg_or_preset, out, seed: int = 0, shard_bytes: float = 4e9,
         (out / "model.safetensors.index.json").write_text(json.dumps({"metadata": {"total_size": total}, "weight_map": weight_map}, indent=2))
     return out
 
-# %% ../nbs/03a_checkpoint.ipynb #6ad77279
+# %% ../nbs/03a_checkpoint.ipynb #039a8180
 def candidate_rules(q: torch.Tensor, scale: torch.Tensor, block=(128, 128)) -> dict:
     "Reconstructions of W from (fp8, scale) under the chosen rule and three plausible alternatives (transposed needs a square grid)."
     n = torch.arange(q.shape[0])[:, None] // block[0]    # [N, 1]
@@ -332,7 +335,7 @@ def falsification_table(seed: int = 0, n: int = 1024) -> dict:
         t = load_file(f"{d}/x.safetensors")
     return {k: rel_rms(v, w) for k, v in candidate_rules(t["w.weight"], t["w.weight_scale_inv"]).items()}
 
-# %% ../nbs/03a_checkpoint.ipynb #f3a78977
+# %% ../nbs/03a_checkpoint.ipynb #a5874d33
 def _drop_cache(root: Path):
     "Ask the kernel to forget the checkpoint's pages, so the load reads the disk (best effort)."
     for p in root.glob("*.safetensors"):
@@ -369,7 +372,7 @@ def record_roundtrip(tmp_dir="/tmp/qwen_synth", out_dir=None, name: str = "qwen3
                  r, out_dir)
     return r
 
-# %% ../nbs/03a_checkpoint.ipynb #bb73afa8
+# %% ../nbs/03a_checkpoint.ipynb #558aef93
 def _cli_synth(args):
     out = write_synthetic(args.preset, args.out, seed=args.seed, device=args.device)
     ck = open_checkpoint(out)

@@ -10,7 +10,7 @@ __all__ = ['BLOCK', 'ENGINE_KERNELS', 'MODEL_SHAPES', 'AWKWARD', 'ENGINE_CHOICE'
            'token_graph', 'time_lm_head', 'run_all', 'bench_register', 'checks_table', 'best_by_variant', 'speed_table',
            'speed_plot']
 
-# %% ../nbs/06_gemv.ipynb #10f09e16
+# %% ../nbs/06_gemv.ipynb #822d7af2
 import math, time
 import torch
 from .runtime import get_kernel, launch, time_events, time_graph, median, rotation_count, gpu_facts, bf16_ulp
@@ -39,7 +39,7 @@ def gemv_reference(q, scale, x, epi: int = 0, res=None) -> torch.Tensor:
     act = torch.nn.functional.silu(g.to(torch.bfloat16).float()).to(torch.bfloat16)
     return act.double() * u.to(torch.bfloat16).double()
 
-# %% ../nbs/06_gemv.ipynb #7d5aead4
+# %% ../nbs/06_gemv.ipynb #b50ba34a
 # The kernels the engine launches (v3 at every instantiation the file declares, the head, its argmax) are compiled in
 # one NVRTC pass: gemv.cu is large, and it was compiled once per kernel name (the decode run's first eager step, which
 # compiled every kernel of the step, took 95 s: results/decode_h200.json; the share that was gemv.cu was not measured).
@@ -66,10 +66,11 @@ def v4_scratch(N, K, RG, epi, bps, device="cuda"):
     return (torch.empty(G * (K // BLOCK) * RG * 128, dtype=torch.float32, device=device), torch.zeros(G, dtype=torch.int32, device=device))
 
 def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None, variant: int = 3, KS: int = 1, scratch=None, bps: int = 4, D: int = 4,
-         v7opt=(0, False), minb: int = 0):
+         v7opt=(0, False), minb: int = 0, pdl: bool = False):
     """y[M, Nout] = epilogue(x[M, K] @ W[N, K]^T), W fp8 e4m3 row-major with fp32 block scales [N/128, K/128].
     epi 0: store bf16; 1: add `res` [M, N] (bf16) after rounding; 2: SwiGLU over the fused [gate; up] rows (Nout = N/2).
-    `minb` > 0 (v3 only): the same kernel compiled to keep at least `minb` blocks resident per SM (gemv_fp8_v3b)."""
+    `minb` > 0 (v3 only): the same kernel compiled to keep at least `minb` blocks resident per SM (gemv_fp8_v3b).
+    `pdl` (v3 only): launch as a programmatic dependent (its weights stream in while the kernel before it finishes)."""
     import numpy as np
     N, K = q.shape
     M = x.shape[0]
@@ -82,6 +83,7 @@ def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None,
     Nout = N // 2 if epi == 2 else N
     out = torch.empty(M, Nout, dtype=torch.bfloat16, device=q.device) if out is None else out
     if epi == 1: assert res is not None and res.shape == (M, N) and res.dtype == torch.bfloat16 and res.is_contiguous()
+    if pdl and variant != 3: raise ValueError(f"pdl: only v3 waits for the kernel before it (qe_grid_wait); v{variant} does not")
     if variant == 1:
         assert M == 1 and epi == 0, "v1 is the plain M = 1 baseline"
         launch(get_kernel("gemv", "gemv_fp8_v1"), (N // 8,), (256,), (q, scale, x, out, np.int32(N), np.int32(K)))
@@ -122,7 +124,7 @@ def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None,
     if KS > 1 and scratch is None: scratch = gemv_scratch(N, RG, KS, epi, q.device)
     part, cnt = scratch if KS > 1 else (out, out)
     name = f"gemv_fp8_v3b<{S}, {RG}, {epi}, {minb}>" if minb else f"gemv_fp8_v3<{S}, {RG}, {epi}>"
-    launch(_engine_kernel(name), (grid, KS), (32 * S,), args + (part, cnt))
+    launch(_engine_kernel(name), (grid, KS), (32 * S,), args + (part, cnt), pdl=pdl)
     return out
 
 def lm_head_scratch(n: int, M: int = 1, device="cuda"):
@@ -131,7 +133,7 @@ def lm_head_scratch(n: int, M: int = 1, device="cuda"):
     return (torch.empty(M * nb, dtype=torch.float32, device=device), torch.empty(M * nb, dtype=torch.int32, device=device),
             torch.empty(M, dtype=torch.int32, device=device))
 
-def lm_head(W, x, rowset=None, S: int = 4, logits=False, scratch=None):
+def lm_head(W, x, rowset=None, S: int = 4, logits=False, scratch=None, pdl: bool = False):
     """Argmax (lowest id on ties) of the bf16 logits x[M, K] @ W[rowset]^T; the logits are written only if asked
     (`logits=True` allocates them, or pass a bf16 [M, len(rowset)] buffer). `scratch` from `lm_head_scratch` makes the
     call allocation-free (graph capture). Returns (ids [M] int32, logits or None)."""
@@ -147,11 +149,11 @@ def lm_head(W, x, rowset=None, S: int = 4, logits=False, scratch=None):
     lg = (torch.empty(M, n, dtype=torch.bfloat16, device=W.device) if logits is True else logits) if logits is not False else None
     if lg is not None: assert lg.dtype == torch.bfloat16 and lg.shape == (M, n) and lg.is_contiguous()
     launch(_engine_kernel(f"lm_head_bf16_v2<{S}>"), (nb,), (32 * S,),
-           (W, rowset, np.int32(n), x, np.int32(K), np.int32(M), lg if lg is not None else np.uint64(0), np.int32(n), pv, pi))
-    launch(_engine_kernel("argmax_partials"), (M,), (256,), (pv, pi, np.int32(nb), ids))
+           (W, rowset, np.int32(n), x, np.int32(K), np.int32(M), lg if lg is not None else np.uint64(0), np.int32(n), pv, pi), pdl=pdl)
+    launch(_engine_kernel("argmax_partials"), (M,), (256,), (pv, pi, np.int32(nb), ids), pdl=pdl)
     return ids, lg
 
-# %% ../nbs/06_gemv.ipynb #b4b8b969
+# %% ../nbs/06_gemv.ipynb #3bee1d6d
 # (M rows, N, K, epilogue, role): the GEMV shapes of one decode step of the 27B model
 MODEL_SHAPES = [(14336, 5120, 0, "attention q|gate|k|v"), (16384, 5120, 0, "GDN qkv|z"), (5120, 6144, 1, "attn/GDN out_proj + residual"),
                 (34816, 5120, 2, "MLP gate|up + SwiGLU"), (5120, 17408, 1, "MLP down + residual")]
@@ -186,14 +188,15 @@ def torch_epilogue(y0, epi, res=None):
     g, u = y0.chunk(2, dim=-1)
     return torch.nn.functional.silu(g) * u
 
-def check_gemv(N, K, epi, M, gen, S, RG, variant=3, KS=1, bps=4, D=4, v7opt=(0, False)):
+def check_gemv(N, K, epi, M, gen, S, RG, variant=3, KS=1, bps=4, D=4, v7opt=(0, False), minb=0):
     """Fresh random inputs, a poisoned output, and two checks: the projection against the float64 definition (error in bf16
     ulps), and the fused epilogue bit-identical to the reference's epilogue applied to the projection."""
     q, sc = synth_fp8(N, K, gen)
     x = (torch.randn(M, K, generator=gen, device="cuda") * 2).to(torch.bfloat16)
     res = torch.randn(M, N, generator=gen, device="cuda").to(torch.bfloat16) if epi == 1 else None
     y0 = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device="cuda")       # poison: unwritten outputs stay NaN
-    gemv(q, sc, x, 0, None, S=S, RG=RG if variant == 4 and epi != 2 else 1 if variant > 1 else RG, out=y0, variant=variant, KS=KS, bps=bps, D=D, v7opt=v7opt)
+    gemv(q, sc, x, 0, None, S=S, RG=RG if variant == 4 and epi != 2 else 1 if variant > 1 else RG, out=y0, variant=variant, KS=KS, bps=bps, D=D, v7opt=v7opt,
+         minb=minb if epi != 2 else 0)
     ref = gemv_reference(q, sc, x)
     err = (y0.double() - ref).abs()
     ulps = err / bf16_ulp(ref)
@@ -204,7 +207,7 @@ def check_gemv(N, K, epi, M, gen, S, RG, variant=3, KS=1, bps=4, D=4, v7opt=(0, 
     if epi:
         Nout = N // 2 if epi == 2 else N
         ye = torch.full((M, Nout), float("nan"), dtype=torch.bfloat16, device="cuda")
-        gemv(q, sc, x, epi, res, S=S, RG=RG, out=ye, variant=variant, KS=KS, bps=bps, D=D, v7opt=v7opt)
+        gemv(q, sc, x, epi, res, S=S, RG=RG, out=ye, variant=variant, KS=KS, bps=bps, D=D, v7opt=v7opt, minb=minb)
         r.update(unwritten_epi=torch.isnan(ye).sum().item())
         if variant == 4 and epi == 2:
             # v4 partitions gate|up row pairs differently from plain rows, so compare with the float64 definition instead
@@ -316,8 +319,9 @@ def best_choice(rows):
             if k not in out or r["us"] < out[k]["us"]: out[k] = r
     return out
 
-def token_graph(choice, gen, bw, c=None):
-    "All GEMVs of one token (64 layers: 256 fp8 projections with distinct weights, plus the bf16 lm_head with argmax) in one CUDA graph."
+def token_graph(choice, gen, bw, c=None, pdl: bool = False):
+    """All GEMVs of one token (64 layers: 256 fp8 projections with distinct weights, plus the bf16 lm_head with argmax) in one CUDA graph.
+    `choice` None: the engine's plan (ENGINE_CHOICE, ENGINE_MINB). `pdl`: v3 launches and the head as programmatic dependents."""
     from qwen_engine.config import preset
     c = c or preset("qwen3_5_27b")
     H, I = c.hidden_size, c.intermediate_size
@@ -326,6 +330,10 @@ def token_graph(choice, gen, bw, c=None):
         first = (c.q_gate_rows + 2 * c.kv_rows, H, 0) if t == "full_attention" else (c.gdn_conv_dim + c.gdn_value_dim, H, 0)
         oin = c.num_attention_heads * c.head_dim if t == "full_attention" else c.gdn_value_dim
         layers.append([first, (H, oin, 1), (2 * I, H, 2), (H, I, 1)])
+    minb = ENGINE_MINB if choice is None else {}
+    if choice is None:
+        choice = {k: engine_plan(*k) + (4, 4) for L in layers for k in L}
+        choice["lm_head"] = ENGINE_CHOICE["lm_head"]
     mats, nbytes = [], 0
     for L in layers:
         for N, K, epi in L:
@@ -344,11 +352,12 @@ def token_graph(choice, gen, bw, c=None):
     def step(i):
         for q, sc, N, K, epi in mats:
             v, S, RG, KS, bps, D = choice[(N, K, epi)]
-            gemv(q, sc, xs[K], epi, res if epi == 1 else None, S=S, RG=RG, out=outs[(N, epi)], variant=v, KS=KS, scratch=scr[(N, K, epi)], bps=bps, D=D)
-        lm_head(W, xs[H], rowset=rowset, S=choice.get("lm_head", 4))
+            gemv(q, sc, xs[K], epi, res if epi == 1 else None, S=S, RG=RG, out=outs[(N, epi)], variant=v, KS=KS, scratch=scr[(N, K, epi)], bps=bps, D=D,
+                 minb=minb.get((N, K, epi), 0) if v == 3 else 0, pdl=pdl and v == 3)
+        lm_head(W, xs[H], rowset=rowset, S=choice.get("lm_head", 4), pdl=pdl)
     ms = median(time_graph(step, calls=1, reps=10))
     del mats, W
-    return dict(ms=ms, bytes=nbytes, floor_ms=nbytes / (bw * 1e12) * 1e3, ratio=ms / (nbytes / (bw * 1e12) * 1e3), launches=len(layers) * 4 + 2)
+    return dict(ms=ms, bytes=nbytes, floor_ms=nbytes / (bw * 1e12) * 1e3, ratio=ms / (nbytes / (bw * 1e12) * 1e3), launches=len(layers) * 4 + 2, pdl=pdl)
 
 
 def time_lm_head(S, M=1):
@@ -394,8 +403,9 @@ def run_all(record_dir=None, quick=False):
     choice = {k: (int(v["variant"][1]), v["S"], v["RG"], v["KS"], v.get("bps") or 4, v.get("D") or 4) for k, v in best.items()}
     choice["lm_head"] = min(lmt[:3], key=lambda r: r["us"])["S"]
     tok = token_graph(choice, gen, bw)
+    engine_tok = {("pdl" if p else "plain"): token_graph(None, gen, bw, pdl=p) for p in (False, True)}   # the engine's plan, PDL off / on
     data = dict(bandwidth_tbps=bw, checks=checks, identity=ident, lm_head_check=lmh, sweep=rows, lm_head=lmt,
-                choice={f"{k[0]}x{k[1]}/epi{k[2]}" if isinstance(k, tuple) else k: v for k, v in choice.items()}, token=tok)
+                choice={f"{k[0]}x{k[1]}/epi{k[2]}" if isinstance(k, tuple) else k: v for k, v in choice.items()}, token=tok, engine_token=engine_tok)
     print(f"\nread bandwidth (same run): {bw:.3f} TB/s")
     print(f"{'shape':>14} {'variant':>18} {'S':>2} {'RG':>2} {'KS':>2} {'bps':>3} {'D':>2} {'us':>8} {'TB/s':>6} {'frac':>6}")
     for r in sorted(rows, key=lambda r: (r["N"], r["K"], r.get("us", 1e9))):
@@ -403,6 +413,7 @@ def run_all(record_dir=None, quick=False):
         else: print(r)
     for r in lmt: print(f"lm_head S={r['S']} M={r['M']}: {r['us']:.1f} us, {r['tbps']:.3f} TB/s, {r['frac']:.3f}")
     print(f"token: {tok['ms']:.3f} ms for {tok['bytes']/1e9:.2f} GB; floor {tok['floor_ms']:.3f} ms; ratio {tok['ratio']:.3f}")
+    for k, t in engine_tok.items(): print(f"engine plan, {k}: {t['ms']:.3f} ms; ratio to the floor {t['ratio']:.3f}")
     if record_dir:
         from qwen_engine.runtime import write_record
         write_record("gemv_h200", "fp8 GEMV family: verification at model and awkward shapes, the sweep (v1, v2 x split x row groups, cuBLAS peer), "
@@ -414,7 +425,7 @@ def bench_register(bench):
     from qwen_engine.runtime import add_bench
     add_bench(bench, "gemv", "verify and measure the fp8 GEMV family", run_all, "gemv_h200")
 
-# %% ../nbs/06_gemv.ipynb #f129cd98
+# %% ../nbs/06_gemv.ipynb #39989f7f
 def checks_table(rec) -> str:
     "Verification summary per variant: checks run, worst error in bf16 ulps, outputs outside the criterion, unwritten outputs, epilogues."
     out = ["| variant | checks | shapes (N x K, epilogue, tokens) | max error (ulp) | outside criterion | unwritten | fused epilogue |", "|---|---:|---|---:|---:|---:|---|"]
@@ -429,7 +440,7 @@ def checks_table(rec) -> str:
                    f"{sum(c['unwritten'] + c.get('unwritten_epi', 0) for c in cs)} | {epis if epi else '-'} |")
     return "\n".join(out)
 
-# %% ../nbs/06_gemv.ipynb #d8f5cfde
+# %% ../nbs/06_gemv.ipynb #347fdd2a
 def best_by_variant(rec):
     "{(N, K, epi): {variant: fastest row}} from a record's sweep."
     out = {}

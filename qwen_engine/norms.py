@@ -11,7 +11,7 @@ __all__ = ['HIDDEN', 'HEAD_DIM', 'GDN_DIM', 'RES_THREADS', 'WPB', 'STEP_COUNTS',
            'step_totals', 'run_all', 'bench_register', 'load_record', 'verification_table', 'cost_plot',
            'recommendation']
 
-# %% ../nbs/05_norms.ipynb #6c5e490d
+# %% ../nbs/05_norms.ipynb #dd25c28a
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -20,13 +20,13 @@ from .reference import rms_norm, gated_rms_norm
 
 HIDDEN, HEAD_DIM, GDN_DIM = 5120, 256, 128       # the three widths (hidden_size, head_dim, linear_value_head_dim)
 
-# %% ../nbs/05_norms.ipynb #1fa1f9b1
+# %% ../nbs/05_norms.ipynb #c3dab9a3
 def exact_sum_rows(rows, n, seed=0, device="cpu"):
     "bf16 rows of k/16, |k| <= 15: every partial sum of squares is exact in fp32, in any order."
     g = torch.Generator().manual_seed(seed)
     return (torch.randint(-15, 16, (rows, n), generator=g).float() / 16).to(torch.bfloat16).to(device)
 
-# %% ../nbs/05_norms.ipynb #ff154b58
+# %% ../nbs/05_norms.ipynb #90d2427a
 def inv_n(n: int) -> np.float32:
     "fl(1/n) in fp32, as torch's CUDA mean computes its factor (float(1) / n)."
     return np.float32(1.0) / np.float32(n)
@@ -79,7 +79,7 @@ def emulate_gated_rmsnorm(x, z, w, eps, fault=0):
     out = (y * F.silu(z.reshape(M * H, D).float())).to(torch.bfloat16)
     return out.view(M, H, D), torch.stack([mean, r], -1).view(M, H, 2)
 
-# %% ../nbs/05_norms.ipynb #f8b9533d
+# %% ../nbs/05_norms.ipynb #3aefdf31
 def reference_stat(x: torch.Tensor, eps: float) -> torch.Tensor:
     "The reference's fp32 intermediate, [..., 2] = (mean of squares, r), by the same torch calls as reference.rms_norm."
     xf = x.float()
@@ -118,7 +118,7 @@ def tolerance_check(out, ref_out) -> bool:
     "The usual whole-tensor check: torch's default bf16 tolerances."
     return bool(torch.allclose(out.float(), ref_out.float(), rtol=1.6e-2, atol=1e-5))
 
-# %% ../nbs/05_norms.ipynb #3fcf46b0
+# %% ../nbs/05_norms.ipynb #8f47f983
 def outputs_from_stat(form, x, w, stat, z=None):
     "The reference's output formula applied with the statistic `stat` [R, 2]: rows x [R, n] (z [R, n] for 'gated')."
     r = stat[:, 1:2]
@@ -127,7 +127,7 @@ def outputs_from_stat(form, x, w, stat, z=None):
         return (y * F.silu(z.float())).to(torch.bfloat16)
     return ((x.float() * r) * (1.0 + w.float())).to(torch.bfloat16)
 
-# %% ../nbs/05_norms.ipynb #250acf2d
+# %% ../nbs/05_norms.ipynb #9715f456
 def awkward_rows(n, gen, device="cpu", per_kind=3):
     "{kind: bf16 rows [per_kind, n]}: the inputs every check runs on."
     def rnd(*s): return torch.randn(*s, generator=gen, device=device)
@@ -147,7 +147,7 @@ def model_weights(n, gen, device="cpu", plain=False):
     w = torch.randn(n, generator=gen, device=device) * 0.1
     return (w + 1.0 if plain else w).to(torch.bfloat16)
 
-# %% ../nbs/05_norms.ipynb #f2bc8ae6
+# %% ../nbs/05_norms.ipynb #a2f6a220
 def order_bound(n, threads, vec=8):
     "Relative bound on the kernel's fp32 mean (sum depth plus the multiply), in units of 2^-24."
     return n // threads + 5 + threads // 32 + 1
@@ -157,7 +157,7 @@ def rel_error_vs_exact(mean, x):
     ex = x.double().pow(2).mean(-1)
     return float(((mean.double() - ex).abs() / ex.clamp_min(1e-300)).max() / 2.0**-24)
 
-# %% ../nbs/05_norms.ipynb #503a93cf
+# %% ../nbs/05_norms.ipynb #218ac226
 def negative_controls(x, w, eps, threads=320, definition=None):
     "Each variant of the residual form through both checks, on exact-sum rows x [R, 5120]: {name: (statistic check, tolerance check, rows whose mean differs)}."
     d_stat = exact_rows_definition(x, eps) if definition is None else definition
@@ -168,13 +168,13 @@ def negative_controls(x, w, eps, threads=320, definition=None):
         res[name] = (statistic_check(out, st, d_out, d_stat), tolerance_check(out, d_out), int((st[:, 0] != d_stat[:, 0]).sum()))
     return res
 
-# %% ../nbs/05_norms.ipynb #4de1c145
+# %% ../nbs/05_norms.ipynb #696d569c
 RES_THREADS = 320              # threads per row of the residual kernel (128, 160, 320 or 640; 32 for a 256-wide row)
 WPB = 4                        # warps per block of the per-head kernels (one warp per head)
 
 def _ptr_or_null(t): return t if t is not None else np.uint64(0)
 
-def rmsnorm(x, w, eps, out=None, stat=None, threads=RES_THREADS, fault=0):
+def rmsnorm(x, w, eps, out=None, stat=None, threads=RES_THREADS, fault=0, pdl: bool = False):
     """(1+w) RMSNorm of each row: x [M, N] bf16 (N = 5120, or 256 for the tiny model; rows may be strided, last dim
     contiguous), w [N] bf16 -> out [M, N] bf16; `stat` (fp32 [M, 2], optional) receives (mean of squares, r)."""
     M, N = x.shape
@@ -186,7 +186,7 @@ def rmsnorm(x, w, eps, out=None, stat=None, threads=RES_THREADS, fault=0):
     assert out.shape == (M, N) and out.dtype == torch.bfloat16 and out.stride(1) == 1 and out.stride(0) % 8 == 0
     if stat is not None: assert stat.shape == (M, 2) and stat.dtype == torch.float32 and stat.is_contiguous()
     launch(get_kernel("norms_kernels", f"rmsnorm_bf16_v1<{N}, {threads}, {fault}>"), (M,), (threads,),
-           (x, w, out, _ptr_or_null(stat), np.float32(eps), inv_n(N), np.int32(x.stride(0)), np.int32(out.stride(0))))
+           (x, w, out, _ptr_or_null(stat), np.float32(eps), inv_n(N), np.int32(x.stride(0)), np.int32(out.stride(0))), pdl=pdl)
     return out
 
 def _heads(t, D):
@@ -216,7 +216,7 @@ def gated_rmsnorm(x, z, w, eps, out=None, stat=None, fault=0):
            (x, *_heads(x, D), z, *_heads(z, D), w, out, *_heads(out, D), _ptr_or_null(stat), np.int32(M), np.int32(H), np.float32(eps), inv_n(D)))
     return out
 
-# %% ../nbs/05_norms.ipynb #8fdd1417
+# %% ../nbs/05_norms.ipynb #57fd2c5d
 def _run_form(form, x, w, eps, z=None, threads=RES_THREADS, fault=0):
     "Kernel on rows x [R, n] (heads laid out [R/4, 4, n] inside wider strided buffers): (out [R, n], stat [R, 2])."
     R, n = x.shape
@@ -271,7 +271,7 @@ def check_form(form, gen, eps=1e-6, threads=RES_THREADS):
         rows.append(r)
     return rows
 
-# %% ../nbs/05_norms.ipynb #9dcc335f
+# %% ../nbs/05_norms.ipynb #7e22c139
 STEP_COUNTS = dict(residual=129, head_q=16, head_k=16, gated=48)     # per decode step: 2 x 64 + final; q, k per attention layer; per GDN layer
 
 def time_standalone(gen, eps=1e-6, calls=200):
@@ -330,7 +330,7 @@ def step_totals(standalone, marginal, probe):
     return dict(residual_threads=t, probe_threads=nt, residual_standalone_us=marginal["marginal_us"], residual_fused_us=block_fused,
                 warp_norm_fused_us=warp_fused, step_standalone_us=alone, step_fused_us=fused)
 
-# %% ../nbs/05_norms.ipynb #1b1b05fc
+# %% ../nbs/05_norms.ipynb #1fb1b558
 def _part(name, fn, errors):
     try: return fn()
     except Exception as e:
@@ -374,7 +374,7 @@ def bench_register(bench):
     from qwen_engine.runtime import add_bench
     add_bench(bench, "norms", "verify and measure the three RMSNorm forms", run_all, "norms_h200")
 
-# %% ../nbs/05_norms.ipynb #a8ed005c
+# %% ../nbs/05_norms.ipynb #dce25654
 def load_record():
     "The committed record norms_h200, or None (not yet measured)."
     from qwen_engine.runtime import read_record
@@ -412,7 +412,7 @@ def cost_plot(rec):
     fig.suptitle(f"RMSNorm on {rec['gpu']} (recorded)", fontsize=10); fig.tight_layout()
     return fig
 
-# %% ../nbs/05_norms.ipynb #84c64b36
+# %% ../nbs/05_norms.ipynb #e1d4fac4
 def recommendation(rec) -> str:
     "Where the residual norm should live, from a record's per-step totals."
     if rec is None: return "Not yet measured: the recommendation waits for `results/norms_h200.json`."

@@ -1,7 +1,7 @@
 #!/bin/bash
 # One H200 call that verifies and measures chapters 05-09 and writes their records into $1 (default $OUT).
 # Each part has its own time limit and log; a part that fails or runs out of time does not stop the others.
-# Usage on the device (from the repository root): bash results/h200_session.sh "$OUT"
+# Usage on the device (from the repository root): [PARTS="name:seconds ..."] bash results/h200_session.sh "$OUT"
 out=${1:-$OUT}; mkdir -p "$out"
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
 if ls .whl/*.whl >/dev/null 2>&1; then        # FLA, carried as wheels, for the peers only
@@ -10,9 +10,15 @@ fi
 qe() { python3 -c "import sys; from qwen_engine.cli import main; sys.exit(main(sys.argv[1:]))" "$@"; }
 for part in ${PARTS:-decode:300 gdn:100 attention:60 norms:60 decode-tiny:40}; do
   name=${part%%:*}; secs=${part##*:}
-  echo "=== bench $name (limit ${secs} s) $(date +%T)"
-  args="bench $name"; [ "$name" = decode-tiny ] && args="bench decode --tiny"
-  timeout "$secs" bash -c "$(declare -f qe); qe $args --record '$out'" >> "$out/session.log" 2>&1
-  echo "=== bench $name: exit $? $(date +%T)" | tee -a "$out/session.log"
+  echo "=== $name (limit ${secs} s) $(date +%T)"
+  case $name in
+    decode-tiny)  cmd="qe bench decode --tiny --record '$out'" ;;
+    decode-quick) cmd="qe bench decode --no-peer --parts launches,layerwise,graph_vs_eager,pdl,speed,pow2 --name decode_quick_h200 --record '$out'" ;;
+    gemv-quick)   cmd="python3 results/gemv_quick.py '$out'" ;;
+    explore-*)    cmd="python3 results/explore_${name#explore-}.py '$out'" ;;
+    *)            cmd="qe bench $name --record '$out'" ;;
+  esac
+  timeout "$secs" bash -c "$(declare -f qe); $cmd" >> "$out/session.log" 2>&1
+  echo "=== $name: exit $? $(date +%T)" | tee -a "$out/session.log"
 done
 tail -c 9000 "$out/session.log"

@@ -153,3 +153,51 @@ def test_recorded_run():
     assert all(all(m["identical"].values()) for m in d["multirow"])
     lim = d["limits"]
     assert lim["errors"][0] and lim["errors"][1] and lim["beyond_wrote_nothing"] and lim["other_session_intact"]
+
+# ---- v3 (the shared-memory ring): the copy schedule and the pass-2 accumulation order --------------------------------
+from qwen_engine.attention import ring_plan, attention_emulated_chains, VARIANTS, VARIANT, RING_STAGES, STAGE_ROWS, RING_BYTES
+
+def _plan_ok(plan, a, b):
+    keys = [k for _, _, hs in plan for k0, c in hs for k in range(k0, k0 + c)]
+    inside = all(k0 // PAGE == (k0 + c - 1) // PAGE and 0 < c <= 32 for _, _, hs in plan for k0, c in hs)
+    return keys == list(range(a, b)) and inside
+
+def test_ring_plan_covers_each_partition_once_inside_pages():
+    for n in (1, 31, 255, 256, 257, 4096, 32768, 131072):
+        for P in (33, 66, 132):
+            for a, b in partitions(n, P):
+                pl = ring_plan(a, b)
+                assert _plan_ok(pl, a, b), (n, P, a, b)
+                assert [(s, q) for s, q, _ in pl] == [(j % RING_STAGES, (j // RING_STAGES) & 1) for j in range(len(pl))]
+                assert all(hs[0][0] == a + STAGE_ROWS * j for j, (_, _, hs) in enumerate(pl))   # stage j in tile j // 4
+    assert RING_BYTES == RING_STAGES * 32 * 1024 and 2 * (RING_BYTES + 12 * 1024) <= 227 * 1024   # 2 blocks per SM fit
+
+def test_ring_plan_checker_catches_a_page_crossing_copy():
+    "Negative control: one 64-row copy from key 224 crosses the page at 256; the checker must say so."
+    assert not _plan_ok([(0, 0, [(224, 64)])], 224, 288)
+    assert _plan_ok(ring_plan(224, 288), 224, 288)
+
+@pytest.mark.parametrize("n,M,P", [(1, 1, 4), (257, 1, 3), (600, 2, 7), (1100, 1, 8)], ids=lambda x: str(x))
+def test_chain_order_within_the_criterion(spreads, n, M, P):
+    "Pass 2's order (8 chains per partition, warps then partitions in order) is one more valid fp32 order."
+    noise, noise_m = _noise(spreads)
+    qkv, pos0, kc, vc, qw, kw = _case(n, M, 100 + n)
+    r64, sc = attention_definition(qkv, pos0, kc, vc, qw, kw, CFG, ROPE)
+    ch = attention_emulated_chains(qkv, pos0, kc, vc, qw, kw, CFG, ROPE, P)
+    assert ulp_err(ch, r64, sc).max().item() <= 2 * noise and (ch != r64).float().mean().item() <= 2 * noise_m
+    if n == 1: assert torch.equal(ch, attention_reference(qkv, pos0, kc, vc, qw, kw, CFG)[0])
+
+def test_variants_name_instantiated_kernels():
+    src = (ROOT / "kernels" / "attention.cu").read_text()
+    assert VARIANT in VARIANTS and VARIANT == 2                              # the default is the lead's to change
+    for pro, s1, s2, mg, pdl in VARIANTS.values():
+        assert f"template __global__ void {s1}<6>" in src and f"template __global__ void {s2}<6>" in src
+        for f in (pro, mg):
+            if f: assert f'extern "C" __global__ void __launch_bounds__(256) {f}(' in src or f'extern "C" __global__ void {f}(' in src
+        if pdl:                                                               # PDL-ready kernels wait before their first read
+            for f in filter(None, (pro, s1, s2, mg)):
+                i = src.index(f"void __launch_bounds__(256) {f}(") if f"void __launch_bounds__(256) {f}(" in src else src.index(f"void {f}(")
+                body = src[i:]
+                body = body[body.index(") {"):]                                 # after the parameter list
+                first_read = "src[" if f == mg else "ctl[0]"
+                assert body.index("qe_grid_wait()") < body.index(first_read), f

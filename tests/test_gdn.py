@@ -158,3 +158,60 @@ def test_recorded_run_if_present():
     for k in ("out", "rec"): assert d["judge"][k]["ok"], d["judge"][k]
     assert d["judge"]["conv_state_identical"]
     assert all(all(v.values()) for v in d["multistep"].values())
+
+# ---- v3's transposed reduction (gdn_warp_sum8) against qe_warp_sum's butterfly
+from qwen_engine.gdn import warp_sum8_emulated, _butterfly
+
+@pytest.mark.parametrize("seed", range(8))
+def test_transposed_sum8_equals_the_butterfly_bit_for_bit(seed):
+    "Each lane's sum (column l >> 2) equals qe_warp_sum of that column exactly; values spread over 6 decades so order matters."
+    p = torch.randn(32, 8, generator=torch.Generator().manual_seed(seed)) * torch.logspace(-3, 3, 32)[:, None]
+    c, col = warp_sum8_emulated(p)
+    assert torch.equal(col, torch.arange(32) >> 2)
+    want = torch.stack([_butterfly(p[:, j], 0) for j in range(8)])
+    assert torch.equal(c, want[col])
+
+def test_transposed_sum8_in_another_step_order_differs():
+    "Negative control: the same additions paired in the other order (steps 1, 2, 4, then 8, 16) do not reproduce v1's sums."
+    diffs = 0
+    for seed in range(8):
+        p = torch.randn(32, 8, generator=torch.Generator().manual_seed(seed)) * torch.logspace(-3, 3, 32)[:, None]
+        c, col = warp_sum8_emulated(p, order=(1, 2, 4))
+        want = torch.stack([_butterfly(p[:, j], 0) for j in range(8)])
+        diffs += not torch.equal(c, want[col])
+    assert diffs == 8
+
+def test_v3_launcher_names_and_probe_size():
+    from qwen_engine import gdn
+    assert {1, 2, 3, 4} <= set(gdn._SHAPES) and gdn._SHAPES[3] == gdn._SHAPES[4] == (1, 512)
+    assert len(gdn._NAMES3) == 36 and "gdn_decode_v3<8, true, false, false>" in gdn._NAMES3 and "gdn_decode_v3<1, false, true, true>" in gdn._NAMES3
+    src = open(gdn.__file__.replace("qwen_engine/gdn.py", "kernels/gdn.cu")).read()
+    for n in gdn._NAMES3:                                     # every name the launcher asks for is instantiated in the .cu
+        assert f"template __global__ void {n}(" in src, n
+    assert "GDN_NPROBE = 11" in src and gdn.PROBE_WORDS == 2 * 11 + 128
+
+# ---- v5: a cluster of 2 or 4 blocks per head; bit-identity rests on its partition being v1's
+from qwen_engine.gdn import v5_partition, v5_matches_v1
+
+@pytest.mark.parametrize("CL", [2, 4])
+@pytest.mark.parametrize("hidden", [5120, 256])
+def test_v5_partition_is_v1s(CL, hidden):
+    "Each v1 thread once, with its lane, warp and b/a chunks (so its fma chain and butterfly); conv, state, output columns once."
+    P = v5_partition(CL, hidden)
+    assert len(P) == 512 and v5_matches_v1(P, hidden)
+    assert all(d["t"] // (512 // CL) == r for (r, _), d in P.items())          # block r holds v1 threads 512/CL r ..
+
+@pytest.mark.parametrize("CL", [2, 4])
+def test_v5_interleaved_partition_is_caught(CL):
+    "Negative control: rank-minor numbering covers every thread once but regroups the warps: rejected."
+    P = v5_partition(CL, interleave=True)
+    assert sorted(d["t"] for d in P.values()) == list(range(512)) and not v5_matches_v1(P)
+
+def test_v5_launcher_names_and_shapes():
+    from qwen_engine import gdn
+    assert gdn._SHAPES[5] == (2, 256) and gdn._SHAPES[6] == (4, 128)
+    assert all(b * t == 512 for b, t in gdn._SHAPES.values())               # every variant: 512 threads per head
+    assert len(gdn._NAMES5) == 36 and "gdn_decode_v5<8, true, 4, false>" in gdn._NAMES5 and "gdn_decode_v5<1, false, 2, true>" in gdn._NAMES5
+    src = open(gdn.__file__.replace("qwen_engine/gdn.py", "kernels/gdn.cu")).read()
+    for n in gdn._NAMES5: assert f"template __global__ void {n}(" in src, n
+    assert "__cluster_dims__(CL, 1, 1)" in src

@@ -44,3 +44,10 @@ def test_get_kernel_is_cached_so_inventory_names_stay_right():
     from qwen_engine import runtime
     assert hasattr(runtime.get_kernel, "cache_info")
     assert "together" in inspect.signature(runtime.get_kernel).parameters
+
+
+def test_every_include_is_inlined():
+    "NVRTC is given no include path: every `#include \"x.cu\"` of every kernel file must be replaced (a trailing comment once hid one)."
+    for p in sorted(rt.kernel_dir().glob("*.cu")):
+        assert '#include "' not in rt.kernel_source(p.stem), p.name
+    assert "qe_grid_wait" in rt.kernel_source("gemv")

@@ -62,7 +62,7 @@ def test_decode_record_gates():
     gen = d["generation"][0]
     assert gen["tokens"] >= 1000 and gen["allocations"] == 0 and gen["handoff"] == "copy"
     L = d["launches"]
-    assert L["total"] == sum(L["by_kernel"].values()) == 1 + 129 + 4 * 64 + 4 * 16 + 48 + 2 + 1   # embed, norms, GEMVs, attention, GDN, head, finish
+    assert L["total"] == sum(L["by_kernel"].values()) == 1 + 129 + 4 * 64 + 3 * 16 + 48 + 2 + 1   # embed, norms, GEMVs, attention (v4: 3), GDN, head, finish
     for ctx in ("1024", "32768"):
         s = d["speed"][ctx]
         assert abs(s["frac_of_floor"] - s["floor_ms"] / s["ms"]) < 1e-9 and s["bytes"] == step_bytes(decode_budget(preset("qwen3_5_27b")), int(ctx))
@@ -100,7 +100,7 @@ def _emulate_kernels(monkeypatch, holder):
         y = torch.nn.functional.linear(x, dequantize(q.view(torch.float8_e4m3fn), sc.to(torch.bfloat16)))
         out.copy_(torch_epilogue(y, epi, res)); return out
 
-    def attention_decode(qkv, ctl, pool, layer, table, qn, kn, cfg, out, scratch, rope, M=1):
+    def attention_decode(qkv, ctl, pool, layer, table, qn, kn, cfg, out, scratch, rope, M=1, **kw):
         pos, tab = int(ctl[0]), table.table
         if pos: k_ctx, v_ctx = pool.gather(layer, [int(p) for p in tab[:-(-pos // PAGE)]], pos)
         else: k_ctx = v_ctx = torch.zeros(cfg.num_key_value_heads, 0, cfg.head_dim, dtype=torch.bfloat16)
@@ -109,17 +109,17 @@ def _emulate_kernels(monkeypatch, holder):
         pool.kv[0, layer, pg, :, pos % PAGE], pool.kv[1, layer, pg, :, pos % PAGE] = k[0], v[0]
         out.copy_(o)
 
-    def gdn_decode(qkvz, x, w_b, w_a, conv_w, A_log, dt_bias, norm_w, conv_state, rec_state, layer, ctl, cfg, out, M=1):
+    def gdn_decode(qkvz, x, w_b, w_a, conv_w, A_log, dt_bias, norm_w, conv_state, rec_state, layer, ctl, cfg, out, M=1, **kw):
         out.copy_(gdn_emulated(qkvz, x, w_b, w_a, conv_w, A_log, dt_bias, norm_w, conv_state, rec_state, layer, int(ctl[0]), cfg))
 
-    def lm_head(W, x, rowset=None, S=4, logits=False, scratch=None):
+    def lm_head(W, x, rowset=None, S=4, logits=False, scratch=None, pdl=False):
         lg = (x.float() @ W[rowset.long()].float().t()).to(torch.bfloat16)            # fp32 sums rounded to bf16, as the kernel
         ids = scratch[2]
         ids[0] = int(lg[0].float().argmax())                                            # first maximum: lowest id on ties
         if logits is not False and logits is not None: logits.copy_(lg)
         return ids, None
 
-    def launch(kernel, grid, block, args, smem=0):
+    def launch(kernel, grid, block, args, smem=0, pdl=False):
         st = holder["step"]
         if kernel == "embed_gather":
             table, ctl, h, H = args
@@ -229,4 +229,5 @@ def test_layerwise_gate_on_the_emulated_step(monkeypatch):
     st = holder["step"] = DecodeStep(cfg, EW, max_context=128, keep_logits=True, device="cpu")
     r = layerwise(st, W, EW, cfg, [791, 6722, 315, 9625, 374, 12366, 13, 578, 6722, 315, 9635, 374] * 4)
     assert r["engine_pass"] and r["negative_control_fails"], r
+    assert r["worst"]["negative_rope_1e4"][1] in cfg.full_layers           # caught where it is wrong: at an attention layer
     assert all(torch.equal(W[n], v) for n, v in before.items())
