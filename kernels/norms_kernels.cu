@@ -191,3 +191,39 @@ GATED_INST(4, 0) GATED_INST(4, 1) GATED_INST(4, 2)
 #define PROBE_INST(MODE, NT) template __global__ void norm_prologue_probe<MODE, NT>(const unsigned short*, const unsigned short*, \
   unsigned*, float, float, float);
 PROBE_INST(0, 128) PROBE_INST(1, 128) PROBE_INST(2, 128) PROBE_INST(0, 256) PROBE_INST(1, 256) PROBE_INST(2, 256)
+
+// ---- grid_join_probe: the grid-wide join a persistent kernel would pay at every residual norm ----------------------
+// Not a norm. One block per SM (co-resident by construction), `rounds` rounds; in each, every block sums the squares
+// of its slice of row r of x [rounds, n], adds its partial into sums[r] and, with JOIN, counts itself in arrived[r]
+// and spins until every block has arrived, then reads the total: the statistic a (1+w) norm needs before any block
+// may normalise. Without JOIN the same work with no waiting (the difference is the join's price). Order of the
+// atomic adds is not fixed: a timing instrument only, never a source of results.
+extern "C" __global__ void grid_join_probe(const unsigned short* __restrict__ x, float* __restrict__ sums, unsigned* __restrict__ arrived,
+                                           int rounds, int n, int join, float* __restrict__ out) {
+  __shared__ float red[32];
+  const unsigned nb = gridDim.x;
+  float acc = 0.f;
+  for (int r = 0; r < rounds; ++r) {
+    float s = 0.f;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += nb * blockDim.x) { const float v = qe_bf16_to_f32(x[(size_t)r * n + i]); s = fmaf(v, v, s); }
+    s = qe_warp_sum(s);
+    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = s;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      float t = 0.f;
+      for (int w = 0; w < (int)(blockDim.x >> 5); ++w) t += red[w];
+      atomicAdd(&sums[r], t);
+      if (join) {
+        __threadfence();
+        atomicAdd(&arrived[r], 1u);
+        for (int spin = 0; atomicAdd(&arrived[r], 0u) < nb && spin < (1 << 22); ++spin) { }   // bounded: never a hang
+        t = *reinterpret_cast<volatile float*>(&sums[r]);
+      }
+      red[0] = t;
+    }
+    __syncthreads();
+    acc += red[0];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) out[blockIdx.x] = acc;
+}

@@ -9,7 +9,7 @@ __all__ = ['PARTS', 'greedy_ids', 'agreement', 'teacher_forced', 'greedy_logits'
            'mapped_handoff_works', 'replay_host_cost', 'bench_tiny', 'run_decode_bench', 'gate_pow2', 'check_disk',
            'run_tiny_bench', 'bench_register', 'gates_table', 'speed_table', 'family_table', 'family_plot']
 
-# %% ../nbs/09d_measure.ipynb #0b4e714c
+# %% ../nbs/09d_measure.ipynb #b251a225
 import time, json, statistics
 import torch
 from .config import ModelConfig, preset, PREFIX
@@ -17,7 +17,7 @@ from .runtime import median, time_events, count_launches, write_record, read_rec
 from .step import DecodeStep, synthetic_engine_weights, run, token_bytes
 from .roofline import decode_budget, step_bytes
 
-# %% ../nbs/09d_measure.ipynb #82ddb4bb
+# %% ../nbs/09d_measure.ipynb #c2f85938
 def greedy_ids(logits: torch.Tensor, cfg: ModelConfig) -> torch.Tensor:
     "argmax over the real vocabulary (lowest id on ties), per row."
     return logits[..., :cfg.text_vocab_size].float().argmax(-1)
@@ -30,7 +30,7 @@ def agreement(a: torch.Tensor, b: torch.Tensor, cfg: ModelConfig) -> dict:
     return dict(top1=float((a.argmax(-1) == b.argmax(-1)).float().mean()), max=float(per_pos.max()),
                 p999=float(torch.quantile(d.flatten()[::97], 0.999)), median_pos_max=float(per_pos.median()))
 
-# %% ../nbs/09d_measure.ipynb #52e79d65
+# %% ../nbs/09d_measure.ipynb #a81a0ff7
 def teacher_forced(step: DecodeStep, ids: list, graph: bool = True) -> torch.Tensor:
     "Logits [len(ids), text_vocab] of the step at every position of `ids` (forced)."
     assert step.logits is not None, "build the step with keep_logits=True"
@@ -76,7 +76,7 @@ def check_pdl(step: DecodeStep, prompt: list, n: int = 128) -> dict:
     return dict(steps=plain.shape[0], graph_bit_identical=torch.equal(plain, graph), eager_bit_identical=torch.equal(plain, eager),
                 first_difference=_first_difference(plain, graph))
 
-# %% ../nbs/09d_measure.ipynb #0c18f258
+# %% ../nbs/09d_measure.ipynb #217c64e5
 def redequantize(W: dict, EW: dict, cfg: ModelConfig, mode: str = "toward_zero", seed: int = 0):
     """Replace, in place, every fp8 tensor of the reference's weights by another bf16 image of its exact values fp8 x scale
     (from the step's weights): "toward_zero" (truncate), "stochastic" (round up with probability equal to the distance from
@@ -111,7 +111,7 @@ def redequantize_toward_zero(W: dict, EW: dict, cfg: ModelConfig):
     "The bf16 image rounded toward zero (gate 2's envelope; see `redequantize`)."
     redequantize(W, EW, cfg, "toward_zero")
 
-# %% ../nbs/09d_measure.ipynb #3bcceb12
+# %% ../nbs/09d_measure.ipynb #eb8c8b12
 def reference_residuals(W, cfg: ModelConfig, ids, rope_base=None) -> torch.Tensor:
     "The reference's residual stream after each layer, [n_layers, T, hidden] fp32, computed exactly as `reference.forward`."
     from qwen_engine.reference import rms_norm, gdn, attention, mlp, new_state
@@ -164,7 +164,7 @@ def layerwise(step: DecodeStep, W: dict, EW: dict, cfg: ModelConfig, ids) -> dic
                   for key in ("engine", "negative_rope_1e4")}
     return r
 
-# %% ../nbs/09d_measure.ipynb #b69eee53
+# %% ../nbs/09d_measure.ipynb #13d9c659
 def time_replays(step: DecodeStep, n: int = 50) -> float:
     "Median ms per graph replay, replays back to back (the graph feeds itself)."
     ts = time_events(lambda: step.graph.replay(), warmup=3, reps=n)
@@ -226,7 +226,7 @@ def replay_host_cost(step: DecodeStep, n: int = 200) -> float:
     torch.cuda.synchronize()
     return dt
 
-# %% ../nbs/09d_measure.ipynb #b7a0e8d4
+# %% ../nbs/09d_measure.ipynb #3a4d0e47
 def _guard(out: dict, key: str, fn):
     t = time.perf_counter()
     try: out[key] = fn()
@@ -327,11 +327,14 @@ def run_decode_bench(record_dir=None, disk: str = None, peer: bool = True, parts
         keep = step.pdl                                                   # the same, with programmatic launches the other way
         step.pdl = not keep; step.graph = None; step.reset(prompt, 64); step.capture()
         r["pdl_" + ("on" if step.pdl else "off")] = {str(ctx): (at_context(step, ctx), time_replays(step))[1] for ctx in (1024, 32768)}
+        step.pdl = False; step.graph = None; step.reset(prompt, 64); step.capture()
+        at_context(step, 1024)
+        # Per family from the graph without PDL: with it, a kernel's span includes its wait for the kernel before.
+        r["families_1k"], r["families_graph"] = profile_families(step), dict(pdl=False, ms=time_replays(step))
         step.pdl = keep; step.graph = None; step.reset(prompt, 64); step.capture()
         at_context(step, 1024)
         r["replay_host_us"] = replay_host_cost(step)
         r["bytes_1k"] = token_bytes(cfg, 1024)
-        r["families_1k"] = profile_families(step)
         return r
     part("speed", speed)
     def generation():
@@ -411,7 +414,7 @@ def bench_register(bench):
     p.add_argument("--tiny", action="store_true", help="only gate 3: the embedded tiny model, step vs reference (record decode_tiny_h200)")
     p.set_defaults(func=_cli_bench)
 
-# %% ../nbs/09d_measure.ipynb #1c596a5c
+# %% ../nbs/09d_measure.ipynb #d68fb85e
 def gates_table(rec, tiny=None) -> str:
     "The correctness gates of a decode record (and of the tiny-model record) as a markdown table."
     d = rec["data"]
@@ -474,7 +477,8 @@ def family_table(rec) -> str:
         b = by.get(k, 0)
         rows.append(f"| {k} | {fam[k]:.3f} | {b / 1e9:.3f} | " + (f"{b / fam[k] / 1e9:.2f} | {b / fam[k] / 1e9 / bw:.0%} |" if b else "- | - |"))
     gpu = sp["1024"]["ms"]
-    rows.append(f"| all kernels / graph replay | {sum(fam.values()):.3f} / {gpu:.3f} | {by['total'] / 1e9:.2f} | | |")
+    fg = sp.get("families_graph", dict(pdl=False, ms=gpu))
+    rows.append(f"| all kernels / graph replay{' (no PDL)' if 'families_graph' in sp else ''} | {sum(fam.values()):.3f} / {fg['ms']:.3f} | {by['total'] / 1e9:.2f} | | |")
     gen = [g for g in d.get("generation", []) if g.get("handoff") == "copy" and g["ahead"] == 1]
     if gen: rows.append(f"| wall time per generated token, copy hand-off | {gen[0]['wall_ms_per_token']:.3f} (wall - GPU: {(gen[0]['wall_ms_per_token'] - gpu) / gpu:+.1%}) | | | |")
     rows.append(f"| host time inside one graph.replay() | {sp['replay_host_us']:.1f} us | | | |")

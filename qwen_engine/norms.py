@@ -8,25 +8,25 @@ __all__ = ['HIDDEN', 'HEAD_DIM', 'GDN_DIM', 'RES_THREADS', 'WPB', 'STEP_COUNTS',
            'exact_rows_definition', 'ulps32', 'compare', 'statistic_check', 'tolerance_check', 'outputs_from_stat',
            'awkward_rows', 'model_weights', 'order_bound', 'rel_error_vs_exact', 'negative_controls', 'rmsnorm',
            'head_rmsnorm', 'gated_rmsnorm', 'check_form', 'time_standalone', 'time_marginal', 'time_probe',
-           'step_totals', 'run_all', 'bench_register', 'load_record', 'verification_table', 'cost_plot',
-           'recommendation']
+           'time_grid_join', 'step_totals', 'run_all', 'bench_register', 'load_record', 'verification_table',
+           'cost_plot', 'join_table', 'recommendation']
 
-# %% ../nbs/05_norms.ipynb #dd25c28a
+# %% ../nbs/05_norms.ipynb #536316ee
 import numpy as np
 import torch
 import torch.nn.functional as F
-from .runtime import get_kernel, launch, time_graph, median, bf16_ulp
+from .runtime import get_kernel, launch, time_graph, time_events, median, bf16_ulp
 from .reference import rms_norm, gated_rms_norm
 
 HIDDEN, HEAD_DIM, GDN_DIM = 5120, 256, 128       # the three widths (hidden_size, head_dim, linear_value_head_dim)
 
-# %% ../nbs/05_norms.ipynb #c3dab9a3
+# %% ../nbs/05_norms.ipynb #6a0e9527
 def exact_sum_rows(rows, n, seed=0, device="cpu"):
     "bf16 rows of k/16, |k| <= 15: every partial sum of squares is exact in fp32, in any order."
     g = torch.Generator().manual_seed(seed)
     return (torch.randint(-15, 16, (rows, n), generator=g).float() / 16).to(torch.bfloat16).to(device)
 
-# %% ../nbs/05_norms.ipynb #90d2427a
+# %% ../nbs/05_norms.ipynb #4b3e61d5
 def inv_n(n: int) -> np.float32:
     "fl(1/n) in fp32, as torch's CUDA mean computes its factor (float(1) / n)."
     return np.float32(1.0) / np.float32(n)
@@ -79,7 +79,7 @@ def emulate_gated_rmsnorm(x, z, w, eps, fault=0):
     out = (y * F.silu(z.reshape(M * H, D).float())).to(torch.bfloat16)
     return out.view(M, H, D), torch.stack([mean, r], -1).view(M, H, 2)
 
-# %% ../nbs/05_norms.ipynb #3aefdf31
+# %% ../nbs/05_norms.ipynb #7326e6a1
 def reference_stat(x: torch.Tensor, eps: float) -> torch.Tensor:
     "The reference's fp32 intermediate, [..., 2] = (mean of squares, r), by the same torch calls as reference.rms_norm."
     xf = x.float()
@@ -118,7 +118,7 @@ def tolerance_check(out, ref_out) -> bool:
     "The usual whole-tensor check: torch's default bf16 tolerances."
     return bool(torch.allclose(out.float(), ref_out.float(), rtol=1.6e-2, atol=1e-5))
 
-# %% ../nbs/05_norms.ipynb #8f47f983
+# %% ../nbs/05_norms.ipynb #dad6f708
 def outputs_from_stat(form, x, w, stat, z=None):
     "The reference's output formula applied with the statistic `stat` [R, 2]: rows x [R, n] (z [R, n] for 'gated')."
     r = stat[:, 1:2]
@@ -127,7 +127,7 @@ def outputs_from_stat(form, x, w, stat, z=None):
         return (y * F.silu(z.float())).to(torch.bfloat16)
     return ((x.float() * r) * (1.0 + w.float())).to(torch.bfloat16)
 
-# %% ../nbs/05_norms.ipynb #9715f456
+# %% ../nbs/05_norms.ipynb #ab8033ec
 def awkward_rows(n, gen, device="cpu", per_kind=3):
     "{kind: bf16 rows [per_kind, n]}: the inputs every check runs on."
     def rnd(*s): return torch.randn(*s, generator=gen, device=device)
@@ -147,7 +147,7 @@ def model_weights(n, gen, device="cpu", plain=False):
     w = torch.randn(n, generator=gen, device=device) * 0.1
     return (w + 1.0 if plain else w).to(torch.bfloat16)
 
-# %% ../nbs/05_norms.ipynb #a2f6a220
+# %% ../nbs/05_norms.ipynb #980f68f8
 def order_bound(n, threads, vec=8):
     "Relative bound on the kernel's fp32 mean (sum depth plus the multiply), in units of 2^-24."
     return n // threads + 5 + threads // 32 + 1
@@ -157,7 +157,7 @@ def rel_error_vs_exact(mean, x):
     ex = x.double().pow(2).mean(-1)
     return float(((mean.double() - ex).abs() / ex.clamp_min(1e-300)).max() / 2.0**-24)
 
-# %% ../nbs/05_norms.ipynb #218ac226
+# %% ../nbs/05_norms.ipynb #74a4ae76
 def negative_controls(x, w, eps, threads=320, definition=None):
     "Each variant of the residual form through both checks, on exact-sum rows x [R, 5120]: {name: (statistic check, tolerance check, rows whose mean differs)}."
     d_stat = exact_rows_definition(x, eps) if definition is None else definition
@@ -168,7 +168,7 @@ def negative_controls(x, w, eps, threads=320, definition=None):
         res[name] = (statistic_check(out, st, d_out, d_stat), tolerance_check(out, d_out), int((st[:, 0] != d_stat[:, 0]).sum()))
     return res
 
-# %% ../nbs/05_norms.ipynb #696d569c
+# %% ../nbs/05_norms.ipynb #3f063bf1
 RES_THREADS = 320              # threads per row of the residual kernel (128, 160, 320 or 640; 32 for a 256-wide row)
 WPB = 4                        # warps per block of the per-head kernels (one warp per head)
 
@@ -216,7 +216,7 @@ def gated_rmsnorm(x, z, w, eps, out=None, stat=None, fault=0):
            (x, *_heads(x, D), z, *_heads(z, D), w, out, *_heads(out, D), _ptr_or_null(stat), np.int32(M), np.int32(H), np.float32(eps), inv_n(D)))
     return out
 
-# %% ../nbs/05_norms.ipynb #57fd2c5d
+# %% ../nbs/05_norms.ipynb #318e0386
 def _run_form(form, x, w, eps, z=None, threads=RES_THREADS, fault=0):
     "Kernel on rows x [R, n] (heads laid out [R/4, 4, n] inside wider strided buffers): (out [R, n], stat [R, 2])."
     R, n = x.shape
@@ -271,7 +271,7 @@ def check_form(form, gen, eps=1e-6, threads=RES_THREADS):
         rows.append(r)
     return rows
 
-# %% ../nbs/05_norms.ipynb #7e22c139
+# %% ../nbs/05_norms.ipynb #c16ff617
 STEP_COUNTS = dict(residual=129, head_q=16, head_k=16, gated=48)     # per decode step: 2 x 64 + final; q, k per attention layer; per GDN layer
 
 def time_standalone(gen, eps=1e-6, calls=200):
@@ -318,6 +318,25 @@ def time_probe(gen, eps=1e-6, blocks=1024, calls=200):
             res.setdefault(nt, {})[mode] = 1000 * median(time_graph(lambda i: launch(k, (blocks,), (nt,), args), calls=calls, reps=7))
     return res
 
+def time_grid_join(gen, rounds: int = 129, threads: int = 256, reps: int = 20) -> dict:
+    """Microseconds per grid-wide join (one block per SM): a persistent kernel's price for each (1+w) norm over the
+    residual, from `grid_join_probe` with and without the join, over `rounds` rows of 5,120."""
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    x = torch.randn(rounds, HIDDEN, generator=gen, device="cuda").to(torch.bfloat16)
+    sums = torch.zeros(rounds, dtype=torch.float32, device="cuda"); arrived = torch.zeros(rounds, dtype=torch.int32, device="cuda")
+    out = torch.zeros(sms, dtype=torch.float32, device="cuda")
+    k = get_kernel("norms_kernels", "grid_join_probe")
+    res = dict(blocks=sms, threads=threads, rounds=rounds)
+    for join in (0, 1):
+        def call():
+            sums.zero_(); arrived.zero_()
+            launch(k, (sms,), (threads,), (x, sums, arrived, np.int32(rounds), np.int32(HIDDEN), np.int32(join), out))
+        res[f"kernel_us_join{join}"] = 1000 * median(time_events(call, warmup=3, reps=reps))
+    res["per_join_us"] = (res["kernel_us_join1"] - res["kernel_us_join0"]) / rounds
+    res["per_round_us"] = res["kernel_us_join1"] / rounds
+    res["totals_agree"] = bool(torch.allclose(out, out[0].expand_as(out)))       # every block read the same totals
+    return res
+
 def step_totals(standalone, marginal, probe):
     "Microseconds per decode step for the 209 norms, standalone (marginal cost) and fused (probe deltas)."
     t = marginal["threads"]
@@ -330,7 +349,7 @@ def step_totals(standalone, marginal, probe):
     return dict(residual_threads=t, probe_threads=nt, residual_standalone_us=marginal["marginal_us"], residual_fused_us=block_fused,
                 warp_norm_fused_us=warp_fused, step_standalone_us=alone, step_fused_us=fused)
 
-# %% ../nbs/05_norms.ipynb #1fb1b558
+# %% ../nbs/05_norms.ipynb #822608e1
 def _part(name, fn, errors):
     try: return fn()
     except Exception as e:
@@ -354,6 +373,8 @@ def run_all(record_dir=None):
     standalone = _part("standalone timing", lambda: time_standalone(gen), errors)
     marginal = [m for m in (_part(f"marginal {t}", lambda: time_marginal(gen, t), errors) for t in (128, 320, 640)) if m]
     probe = _part("probe timing", lambda: time_probe(gen), errors)
+    join = _part("grid join", lambda: time_grid_join(gen), errors)
+    print("grid-wide join (persistent-kernel design):", join)
     totals = _part("totals", lambda: step_totals(standalone, min(marginal, key=lambda m: m["marginal_us"]), probe), errors)
     from qwen_engine.gemv import bandwidth_now
     bw = _part("bandwidth", bandwidth_now, errors)
@@ -362,7 +383,7 @@ def run_all(record_dir=None):
     print("probe (us per launch; mode 0 stage, 1 + block norm, 2 + warp norms):", probe)
     print("per step:", totals, "\nread bandwidth (same run):", bw, "\nerrors:", errors)
     data = dict(checks=checks, standalone_us=standalone, marginal=marginal, probe_us=probe, totals=totals, bandwidth_tbps=bw,
-                step_counts=STEP_COUNTS, errors=errors)
+                step_counts=STEP_COUNTS, grid_join=join, errors=errors)
     if record_dir:
         from qwen_engine.runtime import write_record
         write_record("norms_h200", "RMSNorm forms: kernels vs emulation and vs the reference (GPU and CPU) at awkward inputs, the statistic check "
@@ -374,7 +395,7 @@ def bench_register(bench):
     from qwen_engine.runtime import add_bench
     add_bench(bench, "norms", "verify and measure the three RMSNorm forms", run_all, "norms_h200")
 
-# %% ../nbs/05_norms.ipynb #dce25654
+# %% ../nbs/05_norms.ipynb #10741d12
 def load_record():
     "The committed record norms_h200, or None (not yet measured)."
     from qwen_engine.runtime import read_record
@@ -412,7 +433,20 @@ def cost_plot(rec):
     fig.suptitle(f"RMSNorm on {rec['gpu']} (recorded)", fontsize=10); fig.tight_layout()
     return fig
 
-# %% ../nbs/05_norms.ipynb #e1d4fac4
+# %% ../nbs/05_norms.ipynb #f1afc06b
+def join_table(rec) -> str:
+    "The grid-wide join's measured price, and what 129 of them cost per token."
+    j = (rec or {}).get("data", {}).get("grid_join")
+    if not j: return "Not yet measured: the record has no `grid_join` part."
+    n = STEP_COUNTS["residual"]
+    return (f"| {j['blocks']} blocks x {j['threads']} threads, {j['rounds']} rounds | us |\n|---|---:|\n"
+            f"| one round with the join (sum of squares of a slice + atomic + wait for all) | {j['per_round_us']:.2f} |\n"
+            f"| the join alone (with minus without) | {j['per_join_us']:.2f} |\n"
+            f"| {n} joins per token | {n * j['per_join_us']:.0f} |\n"
+            f"| for comparison: {n} standalone residual norm launches (graph, marginal) | "
+            f"{n * rec['data']['totals']['residual_standalone_us']:.0f} |" if rec["data"].get("totals") else "")
+
+# %% ../nbs/05_norms.ipynb #219dec55
 def recommendation(rec) -> str:
     "Where the residual norm should live, from a record's per-step totals."
     if rec is None: return "Not yet measured: the recommendation waits for `results/norms_h200.json`."

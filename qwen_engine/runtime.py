@@ -7,7 +7,7 @@ __all__ = ['L2_BYTES', 'NVRTC_OPTIONS', 'repo_root', 'kernel_dir', 'kernel_sourc
            'get_kernel', 'add_bench', 'count_launches', 'launch', 'time_events', 'time_graph', 'median', 'bf16_ulp',
            'rotation_count', 'git_commit', 'gpu_facts', 'write_record', 'read_record', 'record_banner']
 
-# %% ../nbs/90_runtime.ipynb #24b44502
+# %% ../nbs/90_runtime.ipynb #25548f42
 import os, re, json, time, datetime, functools, statistics, subprocess, platform, contextlib, collections
 from pathlib import Path
 from importlib import resources
@@ -171,7 +171,7 @@ def _launch_pdl(kernel: Kernel, grid, block, args, smem: int, stream: int):
     err = lib.cuLaunchKernelEx(ctypes.byref(cfg), kernel.ptr, params, None)
     if err: raise RuntimeError(f"cuLaunchKernelEx({kernel.label}, pdl) failed with CUresult {err}")
 
-# %% ../nbs/90_runtime.ipynb #2b4ed58d
+# %% ../nbs/90_runtime.ipynb #d3acd739
 def time_events(fn, warmup: int = 3, reps: int = 20) -> list:
     "Milliseconds per call of `fn()`, one CUDA-event pair per repetition, after `warmup` calls."
     for _ in range(warmup): fn()
@@ -205,7 +205,7 @@ def rotation_count(bytes_per_set: int, l2: int = L2_BYTES, factor: int = 3) -> i
     "How many distinct operand sets to cycle through so that each is evicted from L2 before its reuse."
     return max(2, -(-factor * l2 // max(1, bytes_per_set)))
 
-# %% ../nbs/90_runtime.ipynb #9b62751c
+# %% ../nbs/90_runtime.ipynb #aebc5bff
 def git_commit() -> str:
     "The commit the measurement ran on: $QE_COMMIT (set when the tree travels without .git), else git."
     if os.environ.get("QE_COMMIT"): return os.environ["QE_COMMIT"]
