@@ -9,7 +9,7 @@ __all__ = ['PARTS', 'greedy_ids', 'agreement', 'teacher_forced', 'greedy_logits'
            'mapped_handoff_works', 'replay_host_cost', 'bench_tiny', 'run_decode_bench', 'gate_pow2', 'check_disk',
            'run_tiny_bench', 'bench_register', 'gates_table', 'speed_table', 'family_table', 'family_plot']
 
-# %% ../nbs/09d_measure.ipynb #2ebdfda7
+# %% ../nbs/09d_measure.ipynb #979ec7a7
 import time, json, statistics
 import torch
 from .config import ModelConfig, preset, PREFIX
@@ -17,7 +17,7 @@ from .runtime import median, time_events, count_launches, write_record, read_rec
 from .step import DecodeStep, synthetic_engine_weights, run, token_bytes
 from .roofline import decode_budget, step_bytes
 
-# %% ../nbs/09d_measure.ipynb #95f29d0a
+# %% ../nbs/09d_measure.ipynb #3df92879
 def greedy_ids(logits: torch.Tensor, cfg: ModelConfig) -> torch.Tensor:
     "argmax over the real vocabulary (lowest id on ties), per row."
     return logits[..., :cfg.text_vocab_size].float().argmax(-1)
@@ -30,7 +30,7 @@ def agreement(a: torch.Tensor, b: torch.Tensor, cfg: ModelConfig) -> dict:
     return dict(top1=float((a.argmax(-1) == b.argmax(-1)).float().mean()), max=float(per_pos.max()),
                 p999=float(torch.quantile(d.flatten()[::97], 0.999)), median_pos_max=float(per_pos.median()))
 
-# %% ../nbs/09d_measure.ipynb #5e4b6db6
+# %% ../nbs/09d_measure.ipynb #c3fc8faa
 def teacher_forced(step: DecodeStep, ids: list, graph: bool = True) -> torch.Tensor:
     "Logits [len(ids), text_vocab] of the step at every position of `ids` (forced)."
     assert step.logits is not None, "build the step with keep_logits=True"
@@ -76,7 +76,7 @@ def check_pdl(step: DecodeStep, prompt: list, n: int = 128) -> dict:
     return dict(steps=plain.shape[0], graph_bit_identical=torch.equal(plain, graph), eager_bit_identical=torch.equal(plain, eager),
                 first_difference=_first_difference(plain, graph))
 
-# %% ../nbs/09d_measure.ipynb #8d55eb29
+# %% ../nbs/09d_measure.ipynb #ebc5b529
 def redequantize(W: dict, EW: dict, cfg: ModelConfig, mode: str = "toward_zero", seed: int = 0):
     """Replace, in place, every fp8 tensor of the reference's weights by another bf16 image of its exact values fp8 x scale
     (from the step's weights): "toward_zero" (truncate), "stochastic" (round up with probability equal to the distance from
@@ -111,7 +111,7 @@ def redequantize_toward_zero(W: dict, EW: dict, cfg: ModelConfig):
     "The bf16 image rounded toward zero (gate 2's envelope; see `redequantize`)."
     redequantize(W, EW, cfg, "toward_zero")
 
-# %% ../nbs/09d_measure.ipynb #f150233a
+# %% ../nbs/09d_measure.ipynb #d5faa4bb
 def reference_residuals(W, cfg: ModelConfig, ids, rope_base=None) -> torch.Tensor:
     "The reference's residual stream after each layer, [n_layers, T, hidden] fp32, computed exactly as `reference.forward`."
     from qwen_engine.reference import rms_norm, gdn, attention, mlp, new_state
@@ -164,7 +164,7 @@ def layerwise(step: DecodeStep, W: dict, EW: dict, cfg: ModelConfig, ids) -> dic
                   for key in ("engine", "negative_rope_1e4")}
     return r
 
-# %% ../nbs/09d_measure.ipynb #90e1d19c
+# %% ../nbs/09d_measure.ipynb #1da1702d
 def time_replays(step: DecodeStep, n: int = 50) -> float:
     "Median ms per graph replay, replays back to back (the graph feeds itself)."
     ts = time_events(lambda: step.graph.replay(), warmup=3, reps=n)
@@ -229,7 +229,7 @@ def replay_host_cost(step: DecodeStep, n: int = 16, rounds: int = 10) -> float:
     torch.cuda.synchronize()
     return median(ts)
 
-# %% ../nbs/09d_measure.ipynb #85003bb8
+# %% ../nbs/09d_measure.ipynb #0e57041b
 def _guard(out: dict, key: str, fn):
     t = time.perf_counter()
     try: out[key] = fn()
@@ -264,7 +264,7 @@ def bench_tiny(pow2: bool = False):
     return dict(tokens=n, scales="pow2" if pow2 else "amax", identical=eng == ref, first_divergence=k,
                 gap_at_divergence=None if k is None else gaps[k], min_gap=min(gaps), teacher_forced=agree_tf, engine=eng[:12], reference=ref[:12])
 
-PARTS = ("launches", "layerwise", "teacher_forced", "graph_vs_eager", "pdl", "speed", "generation", "peer", "pow2")
+PARTS = ("launches", "layerwise", "teacher_forced", "graph_vs_eager", "pdl", "speed", "norm_cost", "generation", "peer", "pow2")
 
 def run_decode_bench(record_dir=None, disk: str = None, peer: bool = True, parts=PARTS, name: str = "decode_h200") -> dict:
     """Everything of this chapter on the GPU: gates, speed, peer; prints as it goes, rewrites the record `name` after each part.
@@ -340,6 +340,18 @@ def run_decode_bench(record_dir=None, disk: str = None, peer: bool = True, parts
         r["bytes_1k"] = token_bytes(cfg, 1024)
         return r
     part("speed", speed)
+    def norm_cost():
+        "What the 129 standalone residual norms cost inside the step as it runs (PDL or not): the step without them, timed."
+        r, keep = {}, step.pdl
+        for pdl in (True, False):
+            for omit in (False, True):
+                step.pdl, step.omit_norms, step.graph = pdl, omit, None
+                step.reset(prompt, 64); step.capture(); at_context(step, 1024)
+                r[f"{'pdl' if pdl else 'plain'}_{'without' if omit else 'with'}_norms_ms"] = time_replays(step)
+            r[f"{'pdl' if pdl else 'plain'}_per_norm_us"] = (r[f"{'pdl' if pdl else 'plain'}_with_norms_ms"] - r[f"{'pdl' if pdl else 'plain'}_without_norms_ms"]) * 1e3 / 129
+        step.pdl, step.omit_norms, step.graph = keep, False, None
+        return r
+    part("norm_cost", norm_cost)
     def generation():
         r = [time_generation(step, prompt[:32], 1000, ahead=1), time_generation(step, prompt[:32], 300, ahead=2)]
         if mapped_handoff_works():                                   # tried in a child process first: a fault there costs nothing here
@@ -417,7 +429,7 @@ def bench_register(bench):
     p.add_argument("--tiny", action="store_true", help="only gate 3: the embedded tiny model, step vs reference (record decode_tiny_h200)")
     p.set_defaults(func=_cli_bench)
 
-# %% ../nbs/09d_measure.ipynb #6299c0f2
+# %% ../nbs/09d_measure.ipynb #e325fcd4
 def gates_table(rec, tiny=None) -> str:
     "The correctness gates of a decode record (and of the tiny-model record) as a markdown table."
     d = rec["data"]
@@ -471,8 +483,9 @@ def speed_table(rec) -> str:
                     f"{pm:.3f} | {s['ms'] / pm:.2f} |" if pm else f"| {ctx} | {s['ms']:.3f} | {s['tokens_per_s']:.1f} | {s['floor_ms']:.3f} | {s['frac_of_floor']:.1%} | - | - |")
     return "\n".join(rows)
 
-def family_table(rec) -> str:
-    "Per kernel family at 1K context: GPU ms per token (profiler), bytes, and bandwidth as a fraction of the run's measured read bandwidth."
+def family_table(rec, speed=None) -> str:
+    """Per kernel family at 1K context: GPU ms per token (profiler), bytes, and bandwidth as a fraction of the run's measured
+    read bandwidth. `speed`: a later speed-only record whose replay host cost replaces this one's (see `replay_host_cost`)."""
     d = rec["data"]; sp, bw = d["speed"], d["bandwidth_tbps"]
     fam, by = sp["families_1k"], sp["bytes_1k"]
     rows = ["| family | ms per token | GB per token | TB/s | % of measured bandwidth |", "|---|---:|---:|---:|---:|"]
@@ -484,7 +497,8 @@ def family_table(rec) -> str:
     rows.append(f"| all kernels / graph replay{' (no PDL)' if 'families_graph' in sp else ''} | {sum(fam.values()):.3f} / {fg['ms']:.3f} | {by['total'] / 1e9:.2f} | | |")
     gen = [g for g in d.get("generation", []) if g.get("handoff") == "copy" and g["ahead"] == 1]
     if gen: rows.append(f"| wall time per generated token, copy hand-off | {gen[0]['wall_ms_per_token']:.3f} (wall - GPU: {(gen[0]['wall_ms_per_token'] - gpu) / gpu:+.1%}) | | | |")
-    rows.append(f"| host time inside one graph.replay() | {sp['replay_host_us']:.1f} us | | | |")
+    host = (speed or rec)["data"]["speed"]["replay_host_us"]
+    rows.append(f"| host time inside one graph.replay(){' (' + speed['name'] + ', commit ' + speed['commit'] + ')' if speed else ''} | {host:.1f} us | | | |")
     return "\n".join(rows)
 
 def family_plot(rec):

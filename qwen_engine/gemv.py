@@ -10,7 +10,7 @@ __all__ = ['BLOCK', 'ENGINE_KERNELS', 'MODEL_SHAPES', 'AWKWARD', 'ENGINE_CHOICE'
            'token_graph', 'time_lm_head', 'run_all', 'bench_register', 'checks_table', 'best_by_variant', 'speed_table',
            'speed_plot']
 
-# %% ../nbs/06_gemv.ipynb #822d7af2
+# %% ../nbs/06_gemv.ipynb #9b77fff9
 import math, time
 import torch
 from .runtime import get_kernel, launch, time_events, time_graph, median, rotation_count, gpu_facts, bf16_ulp
@@ -39,7 +39,7 @@ def gemv_reference(q, scale, x, epi: int = 0, res=None) -> torch.Tensor:
     act = torch.nn.functional.silu(g.to(torch.bfloat16).float()).to(torch.bfloat16)
     return act.double() * u.to(torch.bfloat16).double()
 
-# %% ../nbs/06_gemv.ipynb #b50ba34a
+# %% ../nbs/06_gemv.ipynb #2212c430
 # The kernels the engine launches (v3 at every instantiation the file declares, the head, its argmax) are compiled in
 # one NVRTC pass: gemv.cu is large, and it was compiled once per kernel name (the decode run's first eager step, which
 # compiled every kernel of the step, took 95 s: results/decode_h200.json; the share that was gemv.cu was not measured).
@@ -153,7 +153,7 @@ def lm_head(W, x, rowset=None, S: int = 4, logits=False, scratch=None, pdl: bool
     launch(_engine_kernel("argmax_partials"), (M,), (256,), (pv, pi, np.int32(nb), ids), pdl=pdl)
     return ids, lg
 
-# %% ../nbs/06_gemv.ipynb #3bee1d6d
+# %% ../nbs/06_gemv.ipynb #8fe835eb
 # (M rows, N, K, epilogue, role): the GEMV shapes of one decode step of the 27B model
 MODEL_SHAPES = [(14336, 5120, 0, "attention q|gate|k|v"), (16384, 5120, 0, "GDN qkv|z"), (5120, 6144, 1, "attn/GDN out_proj + residual"),
                 (34816, 5120, 2, "MLP gate|up + SwiGLU"), (5120, 17408, 1, "MLP down + residual")]
@@ -425,7 +425,7 @@ def bench_register(bench):
     from qwen_engine.runtime import add_bench
     add_bench(bench, "gemv", "verify and measure the fp8 GEMV family", run_all, "gemv_h200")
 
-# %% ../nbs/06_gemv.ipynb #39989f7f
+# %% ../nbs/06_gemv.ipynb #0d33a3bc
 def checks_table(rec) -> str:
     "Verification summary per variant: checks run, worst error in bf16 ulps, outputs outside the criterion, unwritten outputs, epilogues."
     out = ["| variant | checks | shapes (N x K, epilogue, tokens) | max error (ulp) | outside criterion | unwritten | fused epilogue |", "|---|---:|---|---:|---:|---:|---|"]
@@ -440,7 +440,7 @@ def checks_table(rec) -> str:
                    f"{sum(c['unwritten'] + c.get('unwritten_epi', 0) for c in cs)} | {epis if epi else '-'} |")
     return "\n".join(out)
 
-# %% ../nbs/06_gemv.ipynb #347fdd2a
+# %% ../nbs/06_gemv.ipynb #4dfa0e68
 def best_by_variant(rec):
     "{(N, K, epi): {variant: fastest row}} from a record's sweep."
     out = {}

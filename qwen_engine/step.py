@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['PDL', 'engine_weights', 'synthetic_engine_weights', 'ContextError', 'DecodeStep', 'token_bytes', 'run']
 
-# %% ../nbs/09a_step.ipynb #c8c898a1
+# %% ../nbs/09a_step.ipynb #1ed8ab06
 import math, time
 import numpy as np
 import torch
@@ -17,7 +17,7 @@ from .norms import rmsnorm
 from .attention import KVPool, PageTable, attention_decode, attention_scratch, rope_table
 from .gdn import gdn_state, gdn_decode
 
-# %% ../nbs/09a_step.ipynb #c3e2e6a8
+# %% ../nbs/09a_step.ipynb #59382bcc
 def _widen_scales(EW: dict) -> dict:
     "fp8 entries as (e4m3 weight, fp32 scale), contiguous: the GEMV's operand format."
     return {n: ((v[0].contiguous(), v[1].float().contiguous()) if isinstance(v, tuple) else v) for n, v in EW.items()}
@@ -51,7 +51,7 @@ def synthetic_engine_weights(cfg: ModelConfig, seed: int = 0, device="cuda", ref
                 for p in ps: del parts[p]
     return _widen_scales(EW), W
 
-# %% ../nbs/09a_step.ipynb #b7224b3e
+# %% ../nbs/09a_step.ipynb #e34fd492
 class ContextError(ValueError):
     "A prompt (plus the tokens asked for) that does not fit the context the step was built for."
 
@@ -93,6 +93,7 @@ class DecodeStep:
         self.set_handoff(handoff)
         self.layers = self._layer_args()
         self.graph = None
+        self.omit_norms = False      # measurement only (09d's price of the norms): the body then skips the residual norms
 
     def set_handoff(self, mode: str):
         "'copy': the step writes a device ring, the host copies one slot on a side stream; 'mapped': it writes the pinned ring directly."
@@ -157,7 +158,7 @@ class DecodeStep:
         pdl = self.pdl
         launch(get_kernel("step", "embed_gather"), (-(-H // (8 * 128)),), (128,), (E[PREFIX + "embed_tokens.weight"], self.ctl, h[0], np.int32(H)), pdl=pdl)
         for i, L in enumerate(self.layers):
-            rmsnorm(h[0], L["ln1"], eps, x, pdl=pdl)
+            if not self.omit_norms: rmsnorm(h[0], L["ln1"], eps, x, pdl=pdl)
             if L["kind"] == "linear_attention":
                 qkvz = self.proj[:, :L["inp"][0].shape[0]]
                 self._gemv(L["inp"], x, 0, qkvz)
@@ -171,11 +172,11 @@ class DecodeStep:
                 attention_decode(qkv, self.ctl, self.pool, L["idx"], self.table, L["q_norm"], L["k_norm"], c, mix,
                                  self.attn_scratch, self.rope, pdl=pdl)
             self._gemv(L["out"], mix, 1, h[1], res=h[0])
-            rmsnorm(h[1], L["ln2"], eps, x, pdl=pdl)
+            if not self.omit_norms: rmsnorm(h[1], L["ln2"], eps, x, pdl=pdl)
             self._gemv(L["gate_up"], x, 2, self.act)
             self._gemv(L["down"], self.act, 1, h[0], res=h[1])
             if probe is not None: probe(i, h[0])
-        rmsnorm(h[0], E[PREFIX + "norm.weight"], eps, x, pdl=pdl)
+        if not self.omit_norms: rmsnorm(h[0], E[PREFIX + "norm.weight"], eps, x, pdl=pdl)
         ids, _ = lm_head(E["lm_head.weight"], x, rowset=self.rowset, S=ENGINE_CHOICE["lm_head"],
                          logits=self.logits if self.logits is not None else False, scratch=self.head_scratch, pdl=pdl)
         launch(get_kernel("step", "finish_step"), (1,), (32,), (ids, self.ctl, self.forced, self.eos, np.int32(self.eos.numel()),
@@ -215,7 +216,7 @@ class DecodeStep:
             if int(self.ring[slot + 1]) == step: return int(self.ring[slot])
             if not spin: return None
 
-# %% ../nbs/09a_step.ipynb #86b0fd68
+# %% ../nbs/09a_step.ipynb #3c60f3a6
 def token_bytes(cfg: ModelConfig, ctx: int) -> dict:
     "Bytes one decode token moves at context `ctx`, by family (derived from the shapes; reads and writes)."
     H, fam = cfg.hidden_size, {}
@@ -234,7 +235,7 @@ def token_bytes(cfg: ModelConfig, ctx: int) -> dict:
     fam["total"] = sum(fam.values())
     return fam
 
-# %% ../nbs/09a_step.ipynb #b9926736
+# %% ../nbs/09a_step.ipynb #9de142a9
 def run(step: DecodeStep, prompt: list, max_new_tokens: int, graph: bool = True, ahead: int = 1, stats: dict = None):
     "Yield generated ids (greedy): the prompt teacher-forced through the step, then its own predictions."
     step.reset(prompt, max_new_tokens)

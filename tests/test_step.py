@@ -232,3 +232,22 @@ def test_layerwise_gate_on_the_emulated_step(monkeypatch):
     assert r["engine_pass"] and r["negative_control_fails"], r
     assert r["worst"]["negative_rope_1e4"][1] in cfg.full_layers           # caught where it is wrong: at an attention layer
     assert all(torch.equal(W[n], v) for n, v in before.items())
+
+
+def test_decode_record_pdl_layerwise_and_tiny():
+    "The recorded verdicts follow their rules from the recorded numbers; PDL changes no bit; the exact-scale tiny model matches."
+    d = _decode_record()
+    p = d["pdl"]
+    assert p["graph_bit_identical"] and p["eager_bit_identical"] and p["steps"] >= 128
+    assert d["speed"]["1024"]["pdl"] is True and d["speed"]["1024"]["ms"] < d["speed"]["pdl_off"]["1024"]
+    lw = d["layerwise"]
+    ok = lambda key: all(e <= 1.5 * v + 1e-3 for view in ("stream", "increment") for e, v in zip(lw[view][key], lw[view]["envelope"]))
+    assert lw["engine_pass"] == ok("engine") and lw["negative_control_fails"] == (not ok("negative_rope_1e4"))
+    p2 = d["pow2"]
+    env = p2["envelope_tiles"]
+    ok2 = lambda a: a["top1"] >= env["top1"] - 0.01 and a["p999"] <= 2 * max(env["p999"], 1e-6)
+    assert p2["engine_pass"] == ok2(p2["engine"]) and p2["negative_control_fails"] == (not ok2(p2["negative_rope_1e4"]))
+    import json
+    from qwen_engine.runtime import repo_root
+    t = json.loads((repo_root() / "results" / "decode_tiny_h200.json").read_text())["data"]
+    assert t["tiny_pow2"]["identical"] and t["tiny_pow2"]["tokens"] >= 32 and t["tiny_pow2"]["scales"] == "pow2"
