@@ -9,9 +9,9 @@ __all__ = ['HIDDEN', 'HEAD_DIM', 'GDN_DIM', 'RES_THREADS', 'WPB', 'STEP_COUNTS',
            'awkward_rows', 'model_weights', 'order_bound', 'rel_error_vs_exact', 'negative_controls', 'rmsnorm',
            'head_rmsnorm', 'gated_rmsnorm', 'check_form', 'time_standalone', 'time_marginal', 'time_probe',
            'time_grid_join', 'step_totals', 'run_all', 'bench_register', 'load_record', 'verification_table',
-           'cost_plot', 'join_table', 'recommendation']
+           'cost_plot', 'join_table', 'recommendation', 'norm_cost_text']
 
-# %% ../nbs/05_norms.ipynb #536316ee
+# %% ../nbs/05_norms.ipynb #02fb3632
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -20,13 +20,13 @@ from .reference import rms_norm, gated_rms_norm
 
 HIDDEN, HEAD_DIM, GDN_DIM = 5120, 256, 128       # the three widths (hidden_size, head_dim, linear_value_head_dim)
 
-# %% ../nbs/05_norms.ipynb #6a0e9527
+# %% ../nbs/05_norms.ipynb #6f2946cc
 def exact_sum_rows(rows, n, seed=0, device="cpu"):
     "bf16 rows of k/16, |k| <= 15: every partial sum of squares is exact in fp32, in any order."
     g = torch.Generator().manual_seed(seed)
     return (torch.randint(-15, 16, (rows, n), generator=g).float() / 16).to(torch.bfloat16).to(device)
 
-# %% ../nbs/05_norms.ipynb #4b3e61d5
+# %% ../nbs/05_norms.ipynb #2cee0d0b
 def inv_n(n: int) -> np.float32:
     "fl(1/n) in fp32, as torch's CUDA mean computes its factor (float(1) / n)."
     return np.float32(1.0) / np.float32(n)
@@ -79,7 +79,7 @@ def emulate_gated_rmsnorm(x, z, w, eps, fault=0):
     out = (y * F.silu(z.reshape(M * H, D).float())).to(torch.bfloat16)
     return out.view(M, H, D), torch.stack([mean, r], -1).view(M, H, 2)
 
-# %% ../nbs/05_norms.ipynb #7326e6a1
+# %% ../nbs/05_norms.ipynb #c4f3c5a5
 def reference_stat(x: torch.Tensor, eps: float) -> torch.Tensor:
     "The reference's fp32 intermediate, [..., 2] = (mean of squares, r), by the same torch calls as reference.rms_norm."
     xf = x.float()
@@ -118,7 +118,7 @@ def tolerance_check(out, ref_out) -> bool:
     "The usual whole-tensor check: torch's default bf16 tolerances."
     return bool(torch.allclose(out.float(), ref_out.float(), rtol=1.6e-2, atol=1e-5))
 
-# %% ../nbs/05_norms.ipynb #dad6f708
+# %% ../nbs/05_norms.ipynb #f30aefda
 def outputs_from_stat(form, x, w, stat, z=None):
     "The reference's output formula applied with the statistic `stat` [R, 2]: rows x [R, n] (z [R, n] for 'gated')."
     r = stat[:, 1:2]
@@ -127,7 +127,7 @@ def outputs_from_stat(form, x, w, stat, z=None):
         return (y * F.silu(z.float())).to(torch.bfloat16)
     return ((x.float() * r) * (1.0 + w.float())).to(torch.bfloat16)
 
-# %% ../nbs/05_norms.ipynb #ab8033ec
+# %% ../nbs/05_norms.ipynb #73d1ec77
 def awkward_rows(n, gen, device="cpu", per_kind=3):
     "{kind: bf16 rows [per_kind, n]}: the inputs every check runs on."
     def rnd(*s): return torch.randn(*s, generator=gen, device=device)
@@ -147,7 +147,7 @@ def model_weights(n, gen, device="cpu", plain=False):
     w = torch.randn(n, generator=gen, device=device) * 0.1
     return (w + 1.0 if plain else w).to(torch.bfloat16)
 
-# %% ../nbs/05_norms.ipynb #980f68f8
+# %% ../nbs/05_norms.ipynb #4fe22986
 def order_bound(n, threads, vec=8):
     "Relative bound on the kernel's fp32 mean (sum depth plus the multiply), in units of 2^-24."
     return n // threads + 5 + threads // 32 + 1
@@ -157,7 +157,7 @@ def rel_error_vs_exact(mean, x):
     ex = x.double().pow(2).mean(-1)
     return float(((mean.double() - ex).abs() / ex.clamp_min(1e-300)).max() / 2.0**-24)
 
-# %% ../nbs/05_norms.ipynb #74a4ae76
+# %% ../nbs/05_norms.ipynb #e171858d
 def negative_controls(x, w, eps, threads=320, definition=None):
     "Each variant of the residual form through both checks, on exact-sum rows x [R, 5120]: {name: (statistic check, tolerance check, rows whose mean differs)}."
     d_stat = exact_rows_definition(x, eps) if definition is None else definition
@@ -168,7 +168,7 @@ def negative_controls(x, w, eps, threads=320, definition=None):
         res[name] = (statistic_check(out, st, d_out, d_stat), tolerance_check(out, d_out), int((st[:, 0] != d_stat[:, 0]).sum()))
     return res
 
-# %% ../nbs/05_norms.ipynb #3f063bf1
+# %% ../nbs/05_norms.ipynb #05f1b524
 RES_THREADS = 320              # threads per row of the residual kernel (128, 160, 320 or 640; 32 for a 256-wide row)
 WPB = 4                        # warps per block of the per-head kernels (one warp per head)
 
@@ -216,7 +216,7 @@ def gated_rmsnorm(x, z, w, eps, out=None, stat=None, fault=0):
            (x, *_heads(x, D), z, *_heads(z, D), w, out, *_heads(out, D), _ptr_or_null(stat), np.int32(M), np.int32(H), np.float32(eps), inv_n(D)))
     return out
 
-# %% ../nbs/05_norms.ipynb #318e0386
+# %% ../nbs/05_norms.ipynb #bba44ce7
 def _run_form(form, x, w, eps, z=None, threads=RES_THREADS, fault=0):
     "Kernel on rows x [R, n] (heads laid out [R/4, 4, n] inside wider strided buffers): (out [R, n], stat [R, 2])."
     R, n = x.shape
@@ -271,7 +271,7 @@ def check_form(form, gen, eps=1e-6, threads=RES_THREADS):
         rows.append(r)
     return rows
 
-# %% ../nbs/05_norms.ipynb #c16ff617
+# %% ../nbs/05_norms.ipynb #6f04ad0f
 STEP_COUNTS = dict(residual=129, head_q=16, head_k=16, gated=48)     # per decode step: 2 x 64 + final; q, k per attention layer; per GDN layer
 
 def time_standalone(gen, eps=1e-6, calls=200):
@@ -349,7 +349,7 @@ def step_totals(standalone, marginal, probe):
     return dict(residual_threads=t, probe_threads=nt, residual_standalone_us=marginal["marginal_us"], residual_fused_us=block_fused,
                 warp_norm_fused_us=warp_fused, step_standalone_us=alone, step_fused_us=fused)
 
-# %% ../nbs/05_norms.ipynb #822608e1
+# %% ../nbs/05_norms.ipynb #b938243e
 def _part(name, fn, errors):
     try: return fn()
     except Exception as e:
@@ -395,7 +395,7 @@ def bench_register(bench):
     from qwen_engine.runtime import add_bench
     add_bench(bench, "norms", "verify and measure the three RMSNorm forms", run_all, "norms_h200")
 
-# %% ../nbs/05_norms.ipynb #10741d12
+# %% ../nbs/05_norms.ipynb #602f40d8
 def load_record():
     "The committed record norms_h200, or None (not yet measured)."
     from qwen_engine.runtime import read_record
@@ -433,7 +433,7 @@ def cost_plot(rec):
     fig.suptitle(f"RMSNorm on {rec['gpu']} (recorded)", fontsize=10); fig.tight_layout()
     return fig
 
-# %% ../nbs/05_norms.ipynb #f1afc06b
+# %% ../nbs/05_norms.ipynb #df6b173b
 def join_table(rec) -> str:
     "The grid-wide join's measured price, and what 129 of them cost per token."
     j = (rec or {}).get("data", {}).get("grid_join")
@@ -446,7 +446,7 @@ def join_table(rec) -> str:
             f"| for comparison: {n} standalone residual norm launches (graph, marginal) | "
             f"{n * rec['data']['totals']['residual_standalone_us']:.0f} |" if rec["data"].get("totals") else "")
 
-# %% ../nbs/05_norms.ipynb #219dec55
+# %% ../nbs/05_norms.ipynb #d56f2d06
 def recommendation(rec) -> str:
     "Where the residual norm should live, from a record's per-step totals."
     if rec is None: return "Not yet measured: the recommendation waits for `results/norms_h200.json`."
@@ -454,6 +454,16 @@ def recommendation(rec) -> str:
     if not t: return f"The record has no totals (failed parts: {[e['part'] for e in rec['data'].get('errors', [])]})."
     saved = t["step_standalone_us"] - t["step_fused_us"]
     where = "fused into the consumer's prologue" if saved > 0 else "a standalone kernel"
-    return (f"Measured: 209 norms cost {t['step_standalone_us']:.0f} us per step as standalone kernels and {t['step_fused_us']:.0f} us fused "
-            f"({saved:+.0f} us per step for fusing). The residual norm should be **{where}**; the per-head and gated forms "
-            f"cost {t['warp_norm_fused_us']:.2f} us each on a block's path when inlined, so they live inside attention and GDN.")
+    return (f"Measured in isolation: 209 norms cost {t['step_standalone_us']:.0f} us per step as standalone kernels and {t['step_fused_us']:.0f} us fused "
+            f"({saved:+.0f} us per step for fusing): in isolation the residual norm would be **{where}**; the per-head and gated forms "
+            f"cost {t['warp_norm_fused_us']:.2f} us each on a block's path when inlined, so they live inside attention and GDN. "
+            "Inside the step as the engine runs it, the last section decides otherwise.")
+
+# %% ../nbs/05_norms.ipynb #94a2c78b
+def norm_cost_text(nc) -> str:
+    "The measured price of the 129 residual norms inside the 27B step, and the placement it decides."
+    if nc is None: return "Not yet measured: no `results/decode_normcost_h200.json`."
+    d = nc["data"]["norm_cost"]
+    return (f"| step at 1K context | with the norms | without | per norm |\n|---|---:|---:|---:|\n"
+            f"| without PDL | {d['plain_with_norms_ms']:.3f} ms | {d['plain_without_norms_ms']:.3f} ms | {d['plain_per_norm_us']:+.2f} us |\n"
+            f"| with PDL (the engine) | {d['pdl_with_norms_ms']:.3f} ms | {d['pdl_without_norms_ms']:.3f} ms | {d['pdl_per_norm_us']:+.2f} us |")

@@ -121,3 +121,16 @@ def test_cuda_compiles():
     for name in ("norms.cu", "norms_kernels.cu"):
         r = subprocess.run([nvcc, "-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "-c", str(k / name), "-o", "/dev/null"], capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
+
+
+def test_norms_record_join_and_price_in_the_step():
+    "The recorded grid-join probe and the norms' price inside the step are complete and self-consistent."
+    import json
+    from qwen_engine.runtime import repo_root
+    j = json.loads((repo_root() / "results" / "norms_h200.json").read_text())["data"]["grid_join"]
+    assert j["blocks"] == 132 and j["rounds"] == 129 and j["totals_agree"] and 0 < j["per_join_us"] < j["per_round_us"]
+    assert abs(j["per_join_us"] - (j["kernel_us_join1"] - j["kernel_us_join0"]) / j["rounds"]) < 1e-9
+    nc = json.loads((repo_root() / "results" / "decode_normcost_h200.json").read_text())["data"]["norm_cost"]
+    for k in ("plain", "pdl"):
+        assert abs(nc[f"{k}_per_norm_us"] - (nc[f"{k}_with_norms_ms"] - nc[f"{k}_without_norms_ms"]) * 1e3 / 129) < 1e-9
+    assert nc["plain_per_norm_us"] > 0                   # without PDL a standalone norm has a price, as measured in isolation
