@@ -52,24 +52,9 @@ __device__ __forceinline__ const unsigned short* at_row(const unsigned short* ca
 // grid (Hq + 2 Hkv, M), block 32: one warp per head row; lane l holds dims 8l..8l+7.
 // RoPE pairs dim i with i + ROT/2 (lanes l and l ^ 4 for l < 8): y = bf16(bf16(x cos) + bf16(rot(x) sin)), as torch
 // computes x * cos + rotate_half(x) * sin on bf16 tensors (each op in fp32, rounded to bf16).
-extern "C" __global__ void attn_prologue(const unsigned short* __restrict__ qkv, const int* __restrict__ ctl,
-                                         const unsigned short* __restrict__ qw, const unsigned short* __restrict__ kw,
-                                         const unsigned short* __restrict__ rope, const int* __restrict__ table, int ntab,
-                                         unsigned short* kc, unsigned short* vc, unsigned short* __restrict__ qout,
-                                         int Hq, int Hkv, int stride, float eps) {
-  const int hh = blockIdx.x, r = blockIdx.y, lane = threadIdx.x, pos = ctl[0] + r;
-  const unsigned short* src; const unsigned short* w = nullptr; unsigned short* dst;
-  if (hh >= Hq && at_page(table, ntab, pos) < 0) return;                           // unbacked position: write nothing
-  if (hh < Hq) { src = qkv + (size_t)r * stride + hh * 2 * AT_D; w = qw; dst = qout + ((size_t)r * Hq + hh) * AT_D; }
-  else if (hh < Hq + Hkv) {
-    const int g = hh - Hq; src = qkv + (size_t)r * stride + Hq * 2 * AT_D + g * AT_D; w = kw;
-    dst = (unsigned short*)at_row(kc, table, ntab, Hkv, g, pos);
-  } else {
-    const int g = hh - Hq - Hkv; src = qkv + (size_t)r * stride + Hq * 2 * AT_D + Hkv * AT_D + g * AT_D;
-    dst = (unsigned short*)at_row(vc, table, ntab, Hkv, g, pos);
-  }
-  uint4 u = *(const uint4*)(src + 8 * lane);
-  if (w == nullptr) { *(uint4*)(dst + 8 * lane) = u; return; }        // v: stored as projected
+// at_norm_rope: one head row's math. Lane l brings dims 8l..8l+7 of the row (u) and gets them back normed with (1+w)
+// and rotated at position pos. The prologues and pass 1 v4 all call it, so they form the same bits.
+__device__ __forceinline__ uint4 at_norm_rope(uint4 u, const unsigned short* w, const unsigned short* rope, int pos, int lane, float eps) {
   float x[8]; at_unpack8(u, x);
   const float rr = qe_warp_rms_inv<8>(x, 1.f / AT_D, eps);
   float y[8];
@@ -90,7 +75,37 @@ extern "C" __global__ void attn_prologue(const unsigned short* __restrict__ qkv,
   unsigned pk[4];
 #pragma unroll
   for (int i = 0; i < 4; ++i) pk[i] = (unsigned)qe_f32_to_bf16(o[2 * i]) | ((unsigned)qe_f32_to_bf16(o[2 * i + 1]) << 16);
-  *(uint4*)(dst + 8 * lane) = make_uint4(pk[0], pk[1], pk[2], pk[3]);
+  return make_uint4(pk[0], pk[1], pk[2], pk[3]);
+}
+
+// The prologue of head row blockIdx.x (a q, k or v head) of query row blockIdx.y: attn_prologue and attn_prologue_v2.
+__device__ __forceinline__ void at_prologue_row(const unsigned short* __restrict__ qkv, const int* __restrict__ ctl,
+                                                const unsigned short* __restrict__ qw, const unsigned short* __restrict__ kw,
+                                                const unsigned short* __restrict__ rope, const int* __restrict__ table, int ntab,
+                                                unsigned short* kc, unsigned short* vc, unsigned short* __restrict__ qout,
+                                                int Hq, int Hkv, int stride, float eps) {
+  const int hh = blockIdx.x, r = blockIdx.y, lane = threadIdx.x, pos = ctl[0] + r;
+  const unsigned short* src; const unsigned short* w = nullptr; unsigned short* dst;
+  if (hh >= Hq && at_page(table, ntab, pos) < 0) return;                           // unbacked position: write nothing
+  if (hh < Hq) { src = qkv + (size_t)r * stride + hh * 2 * AT_D; w = qw; dst = qout + ((size_t)r * Hq + hh) * AT_D; }
+  else if (hh < Hq + Hkv) {
+    const int g = hh - Hq; src = qkv + (size_t)r * stride + Hq * 2 * AT_D + g * AT_D; w = kw;
+    dst = (unsigned short*)at_row(kc, table, ntab, Hkv, g, pos);
+  } else {
+    const int g = hh - Hq - Hkv; src = qkv + (size_t)r * stride + Hq * 2 * AT_D + Hkv * AT_D + g * AT_D;
+    dst = (unsigned short*)at_row(vc, table, ntab, Hkv, g, pos);
+  }
+  uint4 u = *(const uint4*)(src + 8 * lane);
+  if (w == nullptr) { *(uint4*)(dst + 8 * lane) = u; return; }        // v: stored as projected
+  *(uint4*)(dst + 8 * lane) = at_norm_rope(u, w, rope, pos, lane, eps);
+}
+
+extern "C" __global__ void attn_prologue(const unsigned short* __restrict__ qkv, const int* __restrict__ ctl,
+                                         const unsigned short* __restrict__ qw, const unsigned short* __restrict__ kw,
+                                         const unsigned short* __restrict__ rope, const int* __restrict__ table, int ntab,
+                                         unsigned short* kc, unsigned short* vc, unsigned short* __restrict__ qout,
+                                         int Hq, int Hkv, int stride, float eps) {
+  at_prologue_row(qkv, ctl, qw, kw, rope, table, ntab, kc, vc, qout, Hq, Hkv, stride, eps);
 }
 
 // ---- pass 1: scores and per-partition (max, sum) -------------------------------------------------------------------
@@ -115,6 +130,56 @@ __device__ __forceinline__ void at_dot_key(const float (&qs)[G][AT_D], const uin
     acc += __shfl_xor_sync(0xffffffffu, acc, 4);
     dot[h] = acc;
   }
+}
+
+// The partition's statistics per head, from the scores it stored (srow[h * max_ctx + j], j in [a, b)), in fixed-order
+// reductions (lanes by the xor butterfly, then warps 0..7): the max mx[h] (at_stats_max_stored: every thread gets it),
+// then the sum of exp(s - max) and the store of (max, sum) (at_stats_sum_store; an empty partition stores (-inf, 0)).
+// Every pass 1 computes its statistics with these, so they agree to the bit. red: [8][G] floats of shared memory; sm:
+// the sums' registers, declared by the caller (so the kernels' machine code is what it was before these were shared).
+//
+// at_max_of_warps: once every warp has put its maxima in red[warp][h]: mx[h] = their max over the warps, in order 0..7 (every thread).
+template <int G>
+__device__ __forceinline__ void at_max_of_warps(float (&red)[8][G], float (&mx)[G]) {
+  __syncthreads();
+#pragma unroll
+  for (int h = 0; h < G; ++h) { float m = red[0][h]; for (int w = 1; w < 8; ++w) m = fmaxf(m, red[w][h]); mx[h] = m; }
+  __syncthreads();
+}
+
+template <int G>
+__device__ __forceinline__ void at_stats_max_stored(const unsigned short* srow, int max_ctx, int a, int b, float (&red)[8][G], float (&mx)[G]) {
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+#pragma unroll
+  for (int h = 0; h < G; ++h) mx[h] = AT_NEG_INF;
+  for (int j = a + tid; j < b; j += 256)
+#pragma unroll
+    for (int h = 0; h < G; ++h) mx[h] = fmaxf(mx[h], qe_bf16_to_f32(srow[(size_t)h * max_ctx + j]));
+#pragma unroll
+  for (int h = 0; h < G; ++h) { mx[h] = qe_warp_max(mx[h]); if (lane == 0) red[warp][h] = mx[h]; }
+  at_max_of_warps<G>(red, mx);
+}
+
+template <int G>
+__device__ __forceinline__ void at_stats_sum_store(const unsigned short* srow, int max_ctx, int a, int b, const float (&mx)[G],
+                                                   float (&red)[8][G], float* __restrict__ stats, int r, int Hq, int g, int P, int p,
+                                                   float (&sm)[G]) {
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+#pragma unroll
+  for (int h = 0; h < G; ++h) sm[h] = 0.f;
+  for (int j = a + tid; j < b; j += 256)
+#pragma unroll
+    for (int h = 0; h < G; ++h) sm[h] += expf(qe_bf16_to_f32(srow[(size_t)h * max_ctx + j]) - mx[h]);
+#pragma unroll
+  for (int h = 0; h < G; ++h) { sm[h] = qe_warp_sum(sm[h]); if (lane == 0) red[warp][h] = sm[h]; }
+  __syncthreads();
+  if (tid < G) {
+    float l = 0.f;
+    for (int w = 0; w < 8; ++w) l += red[w][tid];
+    float* st = stats + (((size_t)r * Hq + g * G + tid) * P + p) * 2;
+    st[0] = mx[tid]; st[1] = l;
+  }
+  __syncthreads();
 }
 
 template <int G>
@@ -157,35 +222,10 @@ __global__ void __launch_bounds__(256) attn_scores_v1(const unsigned short* __re
       }
     }
     __syncthreads();
-    // statistics of the partition, per head: max, then sum of exp(s - max); fixed-order reductions
     float mx[G];
-#pragma unroll
-    for (int h = 0; h < G; ++h) mx[h] = AT_NEG_INF;
-    for (int j = a + tid; j < b; j += 256)
-#pragma unroll
-      for (int h = 0; h < G; ++h) mx[h] = fmaxf(mx[h], qe_bf16_to_f32(srow[(size_t)h * max_ctx + j]));
-#pragma unroll
-    for (int h = 0; h < G; ++h) { mx[h] = qe_warp_max(mx[h]); if (lane == 0) red[warp][h] = mx[h]; }
-    __syncthreads();
-#pragma unroll
-    for (int h = 0; h < G; ++h) { float m = red[0][h]; for (int w = 1; w < 8; ++w) m = fmaxf(m, red[w][h]); mx[h] = m; }
-    __syncthreads();
+    at_stats_max_stored<G>(srow, max_ctx, a, b, red, mx);
     float sm[G];
-#pragma unroll
-    for (int h = 0; h < G; ++h) sm[h] = 0.f;
-    for (int j = a + tid; j < b; j += 256)
-#pragma unroll
-      for (int h = 0; h < G; ++h) sm[h] += expf(qe_bf16_to_f32(srow[(size_t)h * max_ctx + j]) - mx[h]);
-#pragma unroll
-    for (int h = 0; h < G; ++h) { sm[h] = qe_warp_sum(sm[h]); if (lane == 0) red[warp][h] = sm[h]; }
-    __syncthreads();
-    if (tid < G) {
-      float l = 0.f;
-      for (int w = 0; w < 8; ++w) l += red[w][tid];
-      float* st = stats + (((size_t)r * Hq + g * G + tid) * P + p) * 2;
-      st[0] = mx[tid]; st[1] = l;                                        // empty partition: (-inf, 0)
-    }
-    __syncthreads();
+    at_stats_sum_store<G>(srow, max_ctx, a, b, mx, red, stats, r, Hq, g, P, p, sm);
   }
 }
 
@@ -201,6 +241,15 @@ __global__ void __launch_bounds__(256) attn_scores_v1(const unsigned short* __re
 __device__ __forceinline__ void at_mma(float (&c)[4], unsigned a0, unsigned a2, unsigned b0, unsigned b1) {
   asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
                : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3]) : "r"(a0), "r"(0u), "r"(a2), "r"(0u), "r"(b0), "r"(b1));
+}
+// The dot products of the G query rows (qa) with 8 keys (k: this lane's 8 chunks of key gr): 16 mmas over the 256 dims.
+__device__ __forceinline__ void at_qk8(const uint4 (&qa)[8], const uint4 (&k)[8], float (&acc)[4]) {
+  acc[0] = acc[1] = acc[2] = acc[3] = 0.f;
+#pragma unroll
+  for (int c = 0; c < 8; ++c) {
+    at_mma(acc, qa[c].x, qa[c].y, k[c].x, k[c].y);
+    at_mma(acc, qa[c].z, qa[c].w, k[c].z, k[c].w);
+  }
 }
 
 template <int G>
@@ -236,12 +285,8 @@ __global__ void __launch_bounds__(256) attn_scores_v2(const unsigned short* __re
       }
 #pragma unroll
       for (int s2 = 0; s2 < 2; ++s2) {
-        float acc[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-        for (int c = 0; c < 8; ++c) {
-          at_mma(acc, qa[c].x, qa[c].y, k[s2][c].x, k[s2][c].y);
-          at_mma(acc, qa[c].z, qa[c].w, k[s2][c].z, k[s2][c].w);
-        }
+        float acc[4];
+        at_qk8(qa, k[s2], acc);
         const int j = base + 64 * s2 + 2 * t;
         if (gr < G) {
           if (j < b) srow[(size_t)gr * max_ctx + j] = qe_f32_to_bf16(qe_round_bf16(acc[0]) * 0.0625f);
@@ -251,33 +296,9 @@ __global__ void __launch_bounds__(256) attn_scores_v2(const unsigned short* __re
     }
     __syncthreads();
     float mx[G];
-#pragma unroll
-    for (int h = 0; h < G; ++h) mx[h] = AT_NEG_INF;
-    for (int j = a + tid; j < b; j += 256)
-#pragma unroll
-      for (int h = 0; h < G; ++h) mx[h] = fmaxf(mx[h], qe_bf16_to_f32(srow[(size_t)h * max_ctx + j]));
-#pragma unroll
-    for (int h = 0; h < G; ++h) { mx[h] = qe_warp_max(mx[h]); if (lane == 0) red[warp][h] = mx[h]; }
-    __syncthreads();
-#pragma unroll
-    for (int h = 0; h < G; ++h) { float m = red[0][h]; for (int w = 1; w < 8; ++w) m = fmaxf(m, red[w][h]); mx[h] = m; }
-    __syncthreads();
+    at_stats_max_stored<G>(srow, max_ctx, a, b, red, mx);
     float sm[G];
-#pragma unroll
-    for (int h = 0; h < G; ++h) sm[h] = 0.f;
-    for (int j = a + tid; j < b; j += 256)
-#pragma unroll
-      for (int h = 0; h < G; ++h) sm[h] += expf(qe_bf16_to_f32(srow[(size_t)h * max_ctx + j]) - mx[h]);
-#pragma unroll
-    for (int h = 0; h < G; ++h) { sm[h] = qe_warp_sum(sm[h]); if (lane == 0) red[warp][h] = sm[h]; }
-    __syncthreads();
-    if (tid < G) {
-      float l = 0.f;
-      for (int w = 0; w < 8; ++w) l += red[w][tid];
-      float* st = stats + (((size_t)r * Hq + g * G + tid) * P + p) * 2;
-      st[0] = mx[tid]; st[1] = l;
-    }
-    __syncthreads();
+    at_stats_sum_store<G>(srow, max_ctx, a, b, mx, red, stats, r, Hq, g, P, p, sm);
   }
 }
 
@@ -287,6 +308,28 @@ __global__ void __launch_bounds__(256) attn_scores_v2(const unsigned short* __re
 // Then per tile of 256 keys: each thread forms p = bf16(exp(s - M) / L) for one key and G heads (shared memory), and each
 // warp accumulates p.v over its keys (lane l: dims 8l..8l+7, one 16-byte load per key, 8 keys in flight). Warps are
 // summed in order 0..7, and the partition's fp32 partial is written for attn_merge.
+// Warp h merges head h's P statistics st[2i], st[2i + 1] into (M, L); lane i takes partitions i, i+32, ...
+// NOTE: a thread looping over the P partials alone cost ~20 us of dependent loads per block (v1's first runs);
+// the warp loads them in parallel and reduces in a fixed order (lane order, then the xor butterfly).
+__device__ __forceinline__ void at_merge_stats(const float* __restrict__ st, int P, float& gm, float& gl) {
+  const int lane = threadIdx.x & 31;
+  float m = AT_NEG_INF;
+  for (int i = lane; i < P; i += 32) m = fmaxf(m, st[2 * i]);
+  m = qe_warp_max(m);
+  float l = 0.f;
+  for (int i = lane; i < P; i += 32) if (st[2 * i + 1] > 0.f) l += st[2 * i + 1] * expf(st[2 * i] - m);
+  l = qe_warp_sum(l);
+  if (lane == 0) { gm = m; gl = l; }
+}
+
+template <int G>
+__device__ __forceinline__ void at_zero(float (&acc)[G][8]) {
+#pragma unroll
+  for (int h = 0; h < G; ++h)
+#pragma unroll
+    for (int e = 0; e < 8; ++e) acc[h][e] = 0.f;
+}
+
 template <int G>
 __global__ void __launch_bounds__(256) attn_pv_v1(const unsigned short* __restrict__ vc, const int* __restrict__ table, int ntab,
                                                   const int* __restrict__ ctl, const unsigned short* scores,
@@ -299,23 +342,9 @@ __global__ void __launch_bounds__(256) attn_pv_v1(const unsigned short* __restri
   for (int r = 0; r < M; ++r) {
     const int n = ctl[0] + r + 1;
     int a, b; at_range(n, P, p, a, b);
-    if (warp < G) {                                                     // warp h merges head h: lane i takes partitions i, i+32, ...
-      // NOTE: a thread looping over the P partials alone cost ~20 us of dependent loads per block (v1's first runs);
-      // the warp loads them in parallel and reduces in a fixed order (lane order, then the xor butterfly).
-      const float* st = stats + ((size_t)r * Hq + g * G + warp) * P * 2;
-      float m = AT_NEG_INF;
-      for (int i = lane; i < P; i += 32) m = fmaxf(m, st[2 * i]);
-      m = qe_warp_max(m);
-      float l = 0.f;
-      for (int i = lane; i < P; i += 32) if (st[2 * i + 1] > 0.f) l += st[2 * i + 1] * expf(st[2 * i] - m);
-      l = qe_warp_sum(l);
-      if (lane == 0) { gm[warp] = m; gl[warp] = l; }
-    }
-    float acc[G][8];
-#pragma unroll
-    for (int h = 0; h < G; ++h)
-#pragma unroll
-      for (int e = 0; e < 8; ++e) acc[h][e] = 0.f;
+    if (warp < G) at_merge_stats(stats + ((size_t)r * Hq + g * G + warp) * P * 2, P, gm[warp], gl[warp]);
+    float acc[G][8];                                                    // lane l: dims 8l..8l+7 of the G heads
+    at_zero(acc);
     const unsigned short* srow = scores + ((size_t)r * Hq + g * G) * max_ctx;
     __syncthreads();
     for (int t0 = a; t0 < b; t0 += 256) {
@@ -360,6 +389,14 @@ __global__ void __launch_bounds__(256) attn_pv_v1(const unsigned short* __restri
 
 // ---- epilogue: sum the P partials in order, round, times sigmoid(gate) ----------------------------------------------------
 // grid (Hq, M), block 256: thread d of head h. o = bf16(sum_p opart), out = bf16(o * bf16(sigmoid(gate))).
+// out[r, h, d] = bf16(bf16(o) * bf16(sigmoid(gate))): the one rounding of the sum, then the gate (attn_merge, attn_merge_v2)
+__device__ __forceinline__ void at_gate_out(float o, const unsigned short* __restrict__ qkv, unsigned short* __restrict__ out,
+                                            int r, int h, int d, int Hq, int stride) {
+  const float gate = qe_bf16_to_f32(qkv[(size_t)r * stride + h * 2 * AT_D + AT_D + d]);
+  const float sg = qe_round_bf16(1.f / (1.f + expf(-gate)));
+  out[((size_t)r * Hq + h) * AT_D + d] = qe_f32_to_bf16(qe_round_bf16(o) * sg);
+}
+
 extern "C" __global__ void attn_merge(const float* __restrict__ opart, const unsigned short* __restrict__ qkv,
                                       unsigned short* __restrict__ out, int Hq, int P, int stride) {
   const int h = blockIdx.x, r = blockIdx.y, d = threadIdx.x;
@@ -367,9 +404,7 @@ extern "C" __global__ void attn_merge(const float* __restrict__ opart, const uns
   float o = 0.f;
 #pragma unroll 16
   for (int i = 0; i < P; ++i) o += src[(size_t)i * AT_D];            // in order; unrolled so 16 loads are in flight
-  const float gate = qe_bf16_to_f32(qkv[(size_t)r * stride + h * 2 * AT_D + AT_D + d]);
-  const float sg = qe_round_bf16(1.f / (1.f + expf(-gate)));
-  out[((size_t)r * Hq + h) * AT_D + d] = qe_f32_to_bf16(qe_round_bf16(o) * sg);
+  at_gate_out(o, qkv, out, r, h, d, Hq, stride);
 }
 
 template __global__ void attn_scores_v1<6>(const unsigned short*, const unsigned short*, const int*, int, const int*, unsigned short*, float*, int, int, int, int, int);
@@ -394,29 +429,7 @@ template __global__ void attn_pv_v1<6>(const unsigned short*, const int*, int, c
 #define AT_STAGE 64                 // rows per stage
 #define AT_SLOT (AT_STAGE * AT_D * 2)   // bytes per stage: 32 KB
 #define AT_RING_BYTES (AT_S * AT_SLOT)  // dynamic shared memory of the v3 passes: 96 KB (2 blocks per SM fit)
-
-__device__ __forceinline__ unsigned at_smem_u32(const void* p) {
-  unsigned long long a; asm("cvta.to.shared.u64 %0, %1;" : "=l"(a) : "l"(p)); return (unsigned)a;
-}
-__device__ __forceinline__ void at_mbar_init(unsigned bar, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(bar), "r"(count) : "memory");
-}
-__device__ __forceinline__ void at_mbar_expect_tx(unsigned bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(bar), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ bool at_mbar_try_wait(unsigned bar, unsigned parity) {
-  unsigned ok;
-  asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
-               : "=r"(ok) : "r"(bar), "r"(parity) : "memory");
-  return ok != 0;
-}
-__device__ __forceinline__ void at_bulk_g2s(unsigned dst, const void* src, unsigned bytes, unsigned bar) {
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-               :: "r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
-}
-__device__ __forceinline__ uint4 at_lds128(unsigned a) {
-  uint4 v; asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(a)); return v;
-}
+// The mbarrier and bulk-copy helpers (qe_mbar_*, qe_bulk_g2s, qe_lds128, qe_smem_u32) are common.cu's, shared with chapter 06.
 
 // The ring of one block: barriers full[s] (count 1: the issuing thread's arrive, plus the bytes). Stage j of a row (keys
 // k0 = a + 64 j ..) goes to slot (base + j) % AT_S with phase parity ((base + j) / AT_S) & 1, where `base` counts the stages
@@ -427,24 +440,44 @@ struct AtRing {
                                         int k0, int b, unsigned gj) const {           // one thread
     const unsigned slot = gj % AT_S, bar = bars + 8 * slot;
     const int n1 = min(32, b - k0), n2 = min(32, b - k0 - 32);
-    at_mbar_expect_tx(bar, (unsigned)(n1 + max(n2, 0)) * (AT_D * 2));
-    at_bulk_g2s(ring + slot * AT_SLOT, at_row(cache, table, ntab, Hkv, g, k0), n1 * AT_D * 2, bar);
-    if (n2 > 0) at_bulk_g2s(ring + slot * AT_SLOT + 32 * AT_D * 2, at_row(cache, table, ntab, Hkv, g, k0 + 32), n2 * AT_D * 2, bar);
+    qe_mbar_expect_tx(bar, (unsigned)(n1 + max(n2, 0)) * (AT_D * 2));
+    qe_bulk_g2s(ring + slot * AT_SLOT, at_row(cache, table, ntab, Hkv, g, k0), n1 * AT_D * 2, bar);
+    if (n2 > 0) qe_bulk_g2s(ring + slot * AT_SLOT + 32 * AT_D * 2, at_row(cache, table, ntab, Hkv, g, k0 + 32), n2 * AT_D * 2, bar);
+  }
+  // thread 0, at a row's start (keys [a, b), nst stages from gbase): the first AT_S stages. The fences order the previous
+  // row's generic reads of the ring (and, with `global_writes`, this block's stores of new keys) before the copies.
+  __device__ __forceinline__ void start(const unsigned short* cache, const int* table, int ntab, int Hkv, int g, int a, int b,
+                                        int nst, unsigned gbase, bool global_writes) const {
+    if (threadIdx.x == 0) {
+      if (global_writes) asm volatile("fence.proxy.async.global;" ::: "memory");
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      for (int j = 0; j < AT_S && j < nst; ++j) issue(cache, table, ntab, Hkv, g, a + AT_STAGE * j, b, gbase + j);
+    }
+  }
+  // every thread, done with stage j: once all are (a barrier), thread 0 refills the slot with stage j + AT_S (the fence
+  // orders the warps' generic reads of the slot before the copy engine's writes)
+  __device__ __forceinline__ void release(const unsigned short* cache, const int* table, int ntab, int Hkv, int g, int a, int b,
+                                          int j, int nst, unsigned gbase) const {
+    __syncthreads();
+    if (threadIdx.x == 0 && j + AT_S < nst) {
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      issue(cache, table, ntab, Hkv, g, a + AT_STAGE * (j + AT_S), b, gbase + j + AT_S);
+    }
   }
   __device__ __forceinline__ unsigned wait(unsigned gj) const {   // every thread: the slot's address once stage gj landed
     const unsigned slot = gj % AT_S;
-    while (!at_mbar_try_wait(bars + 8 * slot, (gj / AT_S) & 1)) {}
+    while (!qe_mbar_try_wait(bars + 8 * slot, (gj / AT_S) & 1)) {}
     return ring + slot * AT_SLOT;
   }
 };
 
 __device__ __forceinline__ AtRing at_ring_init(unsigned char* ring, unsigned long long* bars) {   // before qe_grid_wait
   if (threadIdx.x == 0) {
-    for (int s = 0; s < AT_S; ++s) at_mbar_init(at_smem_u32(bars + s), 1);
+    for (int s = 0; s < AT_S; ++s) qe_mbar_init(qe_smem_u32(bars + s), 1);
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   __syncthreads();
-  return AtRing{at_smem_u32(ring), at_smem_u32(bars)};
+  return AtRing{qe_smem_u32(ring), qe_smem_u32(bars)};
 }
 
 // ---- prologue, v2: attn_prologue made PDL-ready (it waits before its first read; everything else is the same code) -------
@@ -455,46 +488,44 @@ extern "C" __global__ void attn_prologue_v2(const unsigned short* __restrict__ q
                                             int Hq, int Hkv, int stride, float eps) {
   qe_grid_wait();
   qe_grid_launch_dependents();
-  const int hh = blockIdx.x, r = blockIdx.y, lane = threadIdx.x, pos = ctl[0] + r;
-  const unsigned short* src; const unsigned short* w = nullptr; unsigned short* dst;
-  if (hh >= Hq && at_page(table, ntab, pos) < 0) return;                           // unbacked position: write nothing
-  if (hh < Hq) { src = qkv + (size_t)r * stride + hh * 2 * AT_D; w = qw; dst = qout + ((size_t)r * Hq + hh) * AT_D; }
-  else if (hh < Hq + Hkv) {
-    const int g = hh - Hq; src = qkv + (size_t)r * stride + Hq * 2 * AT_D + g * AT_D; w = kw;
-    dst = (unsigned short*)at_row(kc, table, ntab, Hkv, g, pos);
-  } else {
-    const int g = hh - Hq - Hkv; src = qkv + (size_t)r * stride + Hq * 2 * AT_D + Hkv * AT_D + g * AT_D;
-    dst = (unsigned short*)at_row(vc, table, ntab, Hkv, g, pos);
-  }
-  uint4 u = *(const uint4*)(src + 8 * lane);
-  if (w == nullptr) { *(uint4*)(dst + 8 * lane) = u; return; }
-  float x[8]; at_unpack8(u, x);
-  const float rr = qe_warp_rms_inv<8>(x, 1.f / AT_D, eps);
-  float y[8];
-#pragma unroll
-  for (int i = 0; i < 8; ++i) y[i] = qe_bf16_to_f32(qe_rms_apply(x[i], rr, w[8 * lane + i]));
-  float o[8];
-#pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    const float partner = __shfl_xor_sync(0xffffffffu, y[i], 4);
-    o[i] = y[i];
-    if (lane < AT_ROT / 8) {
-      const int d = 8 * lane + i;
-      const float c = qe_bf16_to_f32(rope[(size_t)pos * 2 * AT_ROT + d]), s = qe_bf16_to_f32(rope[(size_t)pos * 2 * AT_ROT + AT_ROT + d]);
-      const float rot = lane < AT_ROT / 16 ? -partner : partner;
-      o[i] = qe_round_bf16(qe_round_bf16(y[i] * c) + qe_round_bf16(rot * s));
-    }
-  }
-  unsigned pk[4];
-#pragma unroll
-  for (int i = 0; i < 4; ++i) pk[i] = (unsigned)qe_f32_to_bf16(o[2 * i]) | ((unsigned)qe_f32_to_bf16(o[2 * i + 1]) << 16);
-  *(uint4*)(dst + 8 * lane) = make_uint4(pk[0], pk[1], pk[2], pk[3]);
+  at_prologue_row(qkv, ctl, qw, kw, rope, table, ntab, kc, vc, qout, Hq, Hkv, stride, eps);
 }
 
 // ---- pass 1, v3: v2's tensor-core scores fed from the ring --------------------------------------------------------------
 // Warp w takes rows 8w..8w+7 of each 64-row stage (one mma group of 8 keys); lane (gr, t) reads 16 bytes of row 8w + gr at
 // dims 32c + 8t from shared memory, the same fragments v2 loads from global memory. The statistics are v2's, except that
 // the max comes from the registers (one pass over the stored scores instead of two).
+// The partition's max when each lane kept the max of the scores it stored (pass 1 v3, v4; a max is exact in any order,
+// so it equals at_stats_max_stored's re-read of the scores): lanes t = 0..3 of a group hold head gr, two butterflies,
+// then the warps through shared memory.
+template <int G>
+__device__ __forceinline__ void at_stats_max_lanes(float lm, float (&red)[8][G], float (&mx)[G], int warp, int gr, int t) {
+  lm = fmaxf(lm, __shfl_xor_sync(0xffffffffu, lm, 1));
+  lm = fmaxf(lm, __shfl_xor_sync(0xffffffffu, lm, 2));
+  if (t == 0 && gr < G) red[warp][gr] = lm;
+  at_max_of_warps<G>(red, mx);
+}
+
+// Warp w's 8 keys of a 64-row stage (k0 ..) in the ring slot at `slot` (v3, v4): rows 8w..8w+7 (one mma group), lane
+// (gr, t) reading 16 bytes of row 8w + gr at dims 32c + 8t from shared memory, the same fragments v2 loads from global
+// memory; it stores head gr's scores of keys 2t, 2t + 1 and keeps their max in lm. k: the fragments' registers, declared
+// by the caller (so the kernels' machine code is what it was before this was shared).
+template <int G>
+__device__ __forceinline__ void at_scores_smem(unsigned slot, const uint4 (&qa)[8], unsigned short* srow, int max_ctx, int k0, int b,
+                                               float& lm, int warp, int gr, int t, uint4 (&k)[8]) {
+  float acc[4];
+  const unsigned row = slot + (8 * warp + gr) * (AT_D * 2) + 16 * t;
+#pragma unroll
+  for (int c = 0; c < 8; ++c) k[c] = qe_lds128(row + 64 * c);
+  at_qk8(qa, k, acc);
+  const int jj = k0 + 8 * warp + 2 * t;
+  if (gr < G) {
+    const unsigned short s0 = qe_f32_to_bf16(qe_round_bf16(acc[0]) * 0.0625f), s1 = qe_f32_to_bf16(qe_round_bf16(acc[1]) * 0.0625f);
+    if (jj < b) { srow[(size_t)gr * max_ctx + jj] = s0; lm = fmaxf(lm, qe_bf16_to_f32(s0)); }
+    if (jj + 1 < b) { srow[(size_t)gr * max_ctx + jj + 1] = s1; lm = fmaxf(lm, qe_bf16_to_f32(s1)); }
+  }
+}
+
 template <int G>
 __global__ void __launch_bounds__(256) attn_scores_v3(const unsigned short* __restrict__ q, const unsigned short* __restrict__ kc,
                                                       const int* __restrict__ table, int ntab, const int* __restrict__ ctl,
@@ -514,10 +545,7 @@ __global__ void __launch_bounds__(256) attn_scores_v3(const unsigned short* __re
     const int n = ctl[0] + r + 1;
     int a, b; at_range(n, P, p, a, b);
     const int nst = (b - a + AT_STAGE - 1) / AT_STAGE;
-    if (tid == 0) {
-      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");     // the previous row's generic reads of the ring
-      for (int j = 0; j < AT_S && j < nst; ++j) R.issue(kc, table, ntab, Hkv, g, a + AT_STAGE * j, b, gbase + j);
-    }
+    R.start(kc, table, ntab, Hkv, g, a, b, nst, gbase, false);
     uint4 qa[8];
 #pragma unroll
     for (int c = 0; c < 8; ++c)
@@ -528,56 +556,16 @@ __global__ void __launch_bounds__(256) attn_scores_v3(const unsigned short* __re
       const unsigned slot = R.wait(gbase + j);
       const int k0 = a + AT_STAGE * j;
       if (k0 + 8 * warp < b) {                                         // warp-uniform: every lane reaches the mma
-        uint4 k[8];
-        const unsigned row = slot + (8 * warp + gr) * (AT_D * 2) + 16 * t;
-#pragma unroll
-        for (int c = 0; c < 8; ++c) k[c] = at_lds128(row + 64 * c);
-        float acc[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-        for (int c = 0; c < 8; ++c) {
-          at_mma(acc, qa[c].x, qa[c].y, k[c].x, k[c].y);
-          at_mma(acc, qa[c].z, qa[c].w, k[c].z, k[c].w);
-        }
-        const int jj = k0 + 8 * warp + 2 * t;
-        if (gr < G) {
-          const unsigned short s0 = qe_f32_to_bf16(qe_round_bf16(acc[0]) * 0.0625f), s1 = qe_f32_to_bf16(qe_round_bf16(acc[1]) * 0.0625f);
-          if (jj < b) { srow[(size_t)gr * max_ctx + jj] = s0; lm = fmaxf(lm, qe_bf16_to_f32(s0)); }
-          if (jj + 1 < b) { srow[(size_t)gr * max_ctx + jj + 1] = s1; lm = fmaxf(lm, qe_bf16_to_f32(s1)); }
-        }
+        uint4 k[8];                                                    // (declared here, see at_scores_smem)
+        at_scores_smem<G>(slot, qa, srow, max_ctx, k0, b, lm, warp, gr, t, k);
       }
-      __syncthreads();                                                 // every warp is done with this slot
-      if (tid == 0 && j + AT_S < nst) {
-        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");   // generic reads before the copy engine's writes
-        R.issue(kc, table, ntab, Hkv, g, a + AT_STAGE * (j + AT_S), b, gbase + j + AT_S);
-      }
+      R.release(kc, table, ntab, Hkv, g, a, b, j, nst, gbase);          // every warp is done with this slot
     }
     gbase += nst;
-    // The partition's max from the registers (a max is exact in any order, so it equals v2's re-read of the scores);
-    // lanes t = 0..3 of a group hold head gr: two butterflies, then the warps through shared memory.
-    lm = fmaxf(lm, __shfl_xor_sync(0xffffffffu, lm, 1));
-    lm = fmaxf(lm, __shfl_xor_sync(0xffffffffu, lm, 2));
-    if (t == 0 && gr < G) red[warp][gr] = lm;
     float mx[G];
-    __syncthreads();
-#pragma unroll
-    for (int h = 0; h < G; ++h) { float m = red[0][h]; for (int w = 1; w < 8; ++w) m = fmaxf(m, red[w][h]); mx[h] = m; }
-    __syncthreads();
+    at_stats_max_lanes<G>(lm, red, mx, warp, gr, t);
     float sm[G];
-#pragma unroll
-    for (int h = 0; h < G; ++h) sm[h] = 0.f;
-    for (int j = a + tid; j < b; j += 256)
-#pragma unroll
-      for (int h = 0; h < G; ++h) sm[h] += expf(qe_bf16_to_f32(srow[(size_t)h * max_ctx + j]) - mx[h]);
-#pragma unroll
-    for (int h = 0; h < G; ++h) { sm[h] = qe_warp_sum(sm[h]); if (lane == 0) red[warp][h] = sm[h]; }
-    __syncthreads();
-    if (tid < G) {
-      float l = 0.f;
-      for (int w = 0; w < 8; ++w) l += red[w][tid];
-      float* st = stats + (((size_t)r * Hq + g * G + tid) * P + p) * 2;
-      st[0] = mx[tid]; st[1] = l;
-    }
-    __syncthreads();
+    at_stats_sum_store<G>(srow, max_ctx, a, b, mx, red, stats, r, Hq, g, P, p, sm);
   }
 }
 
@@ -604,28 +592,13 @@ __global__ void __launch_bounds__(256) attn_pv_v2(const unsigned short* __restri
     const int n = ctl[0] + r + 1;
     int a, b; at_range(n, P, p, a, b);
     const int nst = (b - a + AT_STAGE - 1) / AT_STAGE;
-    if (tid == 0) {
-      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");     // the previous row's generic reads of the ring
-      for (int j = 0; j < AT_S && j < nst; ++j) R.issue(vc, table, ntab, Hkv, g, a + AT_STAGE * j, b, gbase + j);
-    }
-    if (warp < G) {                                                     // v1's merge of the statistics, unchanged
-      const float* st = stats + ((size_t)r * Hq + g * G + warp) * P * 2;
-      float m = AT_NEG_INF;
-      for (int i = lane; i < P; i += 32) m = fmaxf(m, st[2 * i]);
-      m = qe_warp_max(m);
-      float l = 0.f;
-      for (int i = lane; i < P; i += 32) if (st[2 * i + 1] > 0.f) l += st[2 * i + 1] * expf(st[2 * i] - m);
-      l = qe_warp_sum(l);
-      if (lane == 0) { gm[warp] = m; gl[warp] = l; }
-    }
-    float acc[G][8];
-#pragma unroll
-    for (int h = 0; h < G; ++h)
-#pragma unroll
-      for (int e = 0; e < 8; ++e) acc[h][e] = 0.f;
+    R.start(vc, table, ntab, Hkv, g, a, b, nst, gbase, false);
+    if (warp < G) at_merge_stats(stats + ((size_t)r * Hq + g * G + warp) * P * 2, P, gm[warp], gl[warp]);   // v1's merge
+    float acc[G][8];                                                    // lane l: dims 8l..8l+7 of the G heads
+    at_zero(acc);
     const unsigned short* srow = scores + ((size_t)r * Hq + g * G) * max_ctx;
     __syncthreads();
-    const unsigned pr0 = at_smem_u32(&prb[0][0]);
+    const unsigned pr0 = qe_smem_u32(&prb[0][0]);
     for (int j = 0; j < nst; ++j) {
       const int k0 = a + AT_STAGE * j;
       if ((j & 3) == 0) {                                               // a new tile of 256 keys: its probabilities
@@ -642,12 +615,12 @@ __global__ void __launch_bounds__(256) attn_pv_v2(const unsigned short* __restri
       const int kt = 64 * (j & 3);                                     // the stage's first key within the tile
       uint4 v[8];
 #pragma unroll
-      for (int u = 0; u < 8; ++u) v[u] = at_lds128(slot + (warp + 8 * u) * (AT_D * 2) + 16 * lane);
+      for (int u = 0; u < 8; ++u) v[u] = qe_lds128(slot + (warp + 8 * u) * (AT_D * 2) + 16 * lane);
 #pragma unroll
       for (int u = 0; u < 8; ++u) {
         if (k0 + warp + 8 * u < b) {
           float vx[8]; at_unpack8(v[u], vx);
-          const uint4 pq = at_lds128(pr0 + (kt + warp + 8 * u) * 16);
+          const uint4 pq = qe_lds128(pr0 + (kt + warp + 8 * u) * 16);
           float pp[8]; at_unpack8(pq, pp);
 #pragma unroll
           for (int h = 0; h < G; ++h)
@@ -655,11 +628,7 @@ __global__ void __launch_bounds__(256) attn_pv_v2(const unsigned short* __restri
             for (int e = 0; e < 8; ++e) acc[h][e] = fmaf(pp[h], vx[e], acc[h][e]);
         }
       }
-      __syncthreads();                                                 // every warp is done with this slot (and tile)
-      if (tid == 0 && j + AT_S < nst) {
-        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-        R.issue(vc, table, ntab, Hkv, g, a + AT_STAGE * (j + AT_S), b, gbase + j + AT_S);
-      }
+      R.release(vc, table, ntab, Hkv, g, a, b, j, nst, gbase);          // every warp is done with this slot (and tile)
     }
     gbase += nst;
     // The warps' sum in v1's order, (((0 + warp 0) + warp 1) + ..) + warp 7, with one barrier instead of eight: every
@@ -701,42 +670,11 @@ extern "C" __global__ void __launch_bounds__(256) attn_merge_v2(const float* __r
     if (qq == 0) for (int i = 0; i < np; ++i) o += buf[i][dl];
     __syncthreads();
   }
-  if (qq == 0) {
-    const float gate = qe_bf16_to_f32(qkv[(size_t)r * stride + h * 2 * AT_D + AT_D + d]);
-    const float sg = qe_round_bf16(1.f / (1.f + expf(-gate)));
-    out[((size_t)r * Hq + h) * AT_D + d] = qe_f32_to_bf16(qe_round_bf16(o) * sg);
-  }
+  if (qq == 0) at_gate_out(o, qkv, out, r, h, d, Hq, stride);
 }
 
 // ---- pass 1, v4: v3 with the prologue folded in (one launch fewer) ---------------------------------------------------
-// The prologue's math as a device function (the same code as attn_prologue, so the same bits): lane l of a warp gets
-// dims 8l..8l+7 of a head row normed with (1+w) and, for q and k, rotated at position pos.
-__device__ __forceinline__ uint4 at_norm_rope(const unsigned short* src, const unsigned short* w, const unsigned short* rope,
-                                              int pos, int lane, float eps) {
-  uint4 u = *(const uint4*)(src + 8 * lane);
-  float x[8]; at_unpack8(u, x);
-  const float rr = qe_warp_rms_inv<8>(x, 1.f / AT_D, eps);
-  float y[8];
-#pragma unroll
-  for (int i = 0; i < 8; ++i) y[i] = qe_bf16_to_f32(qe_rms_apply(x[i], rr, w[8 * lane + i]));
-  float o[8];
-#pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    const float partner = __shfl_xor_sync(0xffffffffu, y[i], 4);
-    o[i] = y[i];
-    if (lane < AT_ROT / 8) {
-      const int d = 8 * lane + i;
-      const float c = qe_bf16_to_f32(rope[(size_t)pos * 2 * AT_ROT + d]), s = qe_bf16_to_f32(rope[(size_t)pos * 2 * AT_ROT + AT_ROT + d]);
-      const float rot = lane < AT_ROT / 16 ? -partner : partner;
-      o[i] = qe_round_bf16(qe_round_bf16(y[i] * c) + qe_round_bf16(rot * s));
-    }
-  }
-  unsigned pk[4];
-#pragma unroll
-  for (int i = 0; i < 4; ++i) pk[i] = (unsigned)qe_f32_to_bf16(o[2 * i]) | ((unsigned)qe_f32_to_bf16(o[2 * i + 1]) << 16);
-  return make_uint4(pk[0], pk[1], pk[2], pk[3]);
-}
-
+// The prologue's math is at_norm_rope (the same function as attn_prologue's, so the same bits).
 // Block (p, g): blocks p == 0 append k and v of the M new rows of KV head g (warp i: row i), for pass 2 and later steps.
 // Per row r: warps 0..G-1 form the G query rows (into shared memory, then into the mma fragments). A new key (positions
 // ctl[0] .. ctl[0] + r) that falls in this block's partition is formed and written by this block itself (warp i: key
@@ -766,7 +704,7 @@ __global__ void __launch_bounds__(256) attn_scores_v4(const unsigned short* __re
     const int pos = pos0 + warp;
     const unsigned short* src = qkv + (size_t)warp * stride;
     *(uint4*)(at_row(vc, table, ntab, Hkv, g, pos) + 8 * lane) = *(const uint4*)(src + voff + 8 * lane);
-    *(uint4*)(at_row(kc, table, ntab, Hkv, g, pos) + 8 * lane) = at_norm_rope(src + koff, kw, rope, pos, lane, eps);
+    *(uint4*)(at_row(kc, table, ntab, Hkv, g, pos) + 8 * lane) = at_norm_rope(*(const uint4*)(src + koff + 8 * lane), kw, rope, pos, lane, eps);
   }
   unsigned gbase = 0;
   for (int r = 0; r < M; ++r) {
@@ -774,20 +712,16 @@ __global__ void __launch_bounds__(256) attn_scores_v4(const unsigned short* __re
     int a, b; at_range(n, P, p, a, b);
     const int nst = (b - a + AT_STAGE - 1) / AT_STAGE;
     if (warp < G)                                                       // query row r, head g*G + warp
-      *(uint4*)&qs[warp][8 * lane] = at_norm_rope(qkv + (size_t)r * stride + (g * G + warp) * 2 * AT_D, qw, rope, pos0 + r, lane, eps);
+      *(uint4*)&qs[warp][8 * lane] = at_norm_rope(*(const uint4*)(qkv + (size_t)r * stride + (g * G + warp) * 2 * AT_D + 8 * lane), qw, rope, pos0 + r, lane, eps);
     {
       const int j = pos0 + warp;                                        // new key `warp`, if this block reads it
       if (warp <= r && j >= a && j < b && at_page(table, ntab, j) >= 0) {
-        *(uint4*)(at_row(kc, table, ntab, Hkv, g, j) + 8 * lane) = at_norm_rope(qkv + (size_t)warp * stride + koff, kw, rope, j, lane, eps);
+        *(uint4*)(at_row(kc, table, ntab, Hkv, g, j) + 8 * lane) = at_norm_rope(*(const uint4*)(qkv + (size_t)warp * stride + koff + 8 * lane), kw, rope, j, lane, eps);
         asm volatile("fence.proxy.async.global;" ::: "memory");        // before the copy engine reads the row
       }
     }
     __syncthreads();
-    if (tid == 0) {
-      asm volatile("fence.proxy.async.global;" ::: "memory");
-      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-      for (int j = 0; j < AT_S && j < nst; ++j) R.issue(kc, table, ntab, Hkv, g, a + AT_STAGE * j, b, gbase + j);
-    }
+    R.start(kc, table, ntab, Hkv, g, a, b, nst, gbase, true);
     uint4 qa[8];
 #pragma unroll
     for (int c = 0; c < 8; ++c) qa[c] = gr < G ? *(const uint4*)&qs[gr][32 * c + 8 * t] : make_uint4(0u, 0u, 0u, 0u);
@@ -798,53 +732,15 @@ __global__ void __launch_bounds__(256) attn_scores_v4(const unsigned short* __re
       const int k0 = a + AT_STAGE * j;
       if (k0 + 8 * warp < b) {
         uint4 k[8];
-        const unsigned row = slot + (8 * warp + gr) * (AT_D * 2) + 16 * t;
-#pragma unroll
-        for (int c = 0; c < 8; ++c) k[c] = at_lds128(row + 64 * c);
-        float acc[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-        for (int c = 0; c < 8; ++c) {
-          at_mma(acc, qa[c].x, qa[c].y, k[c].x, k[c].y);
-          at_mma(acc, qa[c].z, qa[c].w, k[c].z, k[c].w);
-        }
-        const int jj = k0 + 8 * warp + 2 * t;
-        if (gr < G) {
-          const unsigned short s0 = qe_f32_to_bf16(qe_round_bf16(acc[0]) * 0.0625f), s1 = qe_f32_to_bf16(qe_round_bf16(acc[1]) * 0.0625f);
-          if (jj < b) { srow[(size_t)gr * max_ctx + jj] = s0; lm = fmaxf(lm, qe_bf16_to_f32(s0)); }
-          if (jj + 1 < b) { srow[(size_t)gr * max_ctx + jj + 1] = s1; lm = fmaxf(lm, qe_bf16_to_f32(s1)); }
-        }
+        at_scores_smem<G>(slot, qa, srow, max_ctx, k0, b, lm, warp, gr, t, k);
       }
-      __syncthreads();
-      if (tid == 0 && j + AT_S < nst) {
-        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-        R.issue(kc, table, ntab, Hkv, g, a + AT_STAGE * (j + AT_S), b, gbase + j + AT_S);
-      }
+      R.release(kc, table, ntab, Hkv, g, a, b, j, nst, gbase);
     }
     gbase += nst;
-    lm = fmaxf(lm, __shfl_xor_sync(0xffffffffu, lm, 1));
-    lm = fmaxf(lm, __shfl_xor_sync(0xffffffffu, lm, 2));
-    if (t == 0 && gr < G) red[warp][gr] = lm;
     float mx[G];
-    __syncthreads();
-#pragma unroll
-    for (int h = 0; h < G; ++h) { float m = red[0][h]; for (int w = 1; w < 8; ++w) m = fmaxf(m, red[w][h]); mx[h] = m; }
-    __syncthreads();
+    at_stats_max_lanes<G>(lm, red, mx, warp, gr, t);
     float sm[G];
-#pragma unroll
-    for (int h = 0; h < G; ++h) sm[h] = 0.f;
-    for (int j = a + tid; j < b; j += 256)
-#pragma unroll
-      for (int h = 0; h < G; ++h) sm[h] += expf(qe_bf16_to_f32(srow[(size_t)h * max_ctx + j]) - mx[h]);
-#pragma unroll
-    for (int h = 0; h < G; ++h) { sm[h] = qe_warp_sum(sm[h]); if (lane == 0) red[warp][h] = sm[h]; }
-    __syncthreads();
-    if (tid < G) {
-      float l = 0.f;
-      for (int w = 0; w < 8; ++w) l += red[w][tid];
-      float* st = stats + (((size_t)r * Hq + g * G + tid) * P + p) * 2;
-      st[0] = mx[tid]; st[1] = l;
-    }
-    __syncthreads();
+    at_stats_sum_store<G>(srow, max_ctx, a, b, mx, red, stats, r, Hq, g, P, p, sm);
   }
 }
 

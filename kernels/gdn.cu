@@ -45,6 +45,115 @@ static_assert(GDN_THREADS / 32 * 8 == GDN_D, "16 warps of 8 columns cover one he
 
 __device__ __forceinline__ float gdn_bf(unsigned w, int hi) { return __uint_as_float(hi ? (w & 0xffff0000u) : (w << 16)); }
 
+// ---- the phases the variants share, each written once as a forced-inline device function. A variant keeps a phase
+//      written out where calling the function changed its machine code (the compiler numbers the registers of a loop
+//      otherwise, and allocates them otherwise): the measured kernels stay byte-identical (`.ci/book.py same-code`).
+//      W is the v1 warp whose 8 state columns a warp holds; l its lane.
+template <bool BF16_STATE>   // warp W's 8 state columns (lane l: rows 4l..4l+3 of each) into registers: the register image
+__device__ __forceinline__ void gdn_state_load(float (&s)[8][4], const void* rec_state, size_t base, int l) {
+  if (!BF16_STATE) {
+    const float4* p = reinterpret_cast<const float4*>(static_cast<const float*>(rec_state) + base) + l;
+#pragma unroll
+    for (int c = 0; c < 8; ++c) { float4 t = p[c * 32]; s[c][0] = t.x; s[c][1] = t.y; s[c][2] = t.z; s[c][3] = t.w; }
+  } else {
+    const uint2* p = reinterpret_cast<const uint2*>(static_cast<const unsigned short*>(rec_state) + base) + l;
+#pragma unroll
+    for (int c = 0; c < 8; ++c) { uint2 t = p[c * 32]; s[c][0] = gdn_bf(t.x, 0); s[c][1] = gdn_bf(t.x, 1); s[c][2] = gdn_bf(t.y, 0); s[c][3] = gdn_bf(t.y, 1); }
+  }
+}
+template <bool BF16_STATE>   // ... and back, the same image
+__device__ __forceinline__ void gdn_state_store(const float (&s)[8][4], void* rec_state, size_t base, int l) {
+  if (!BF16_STATE) {
+    float4* p = reinterpret_cast<float4*>(static_cast<float*>(rec_state) + base) + l;
+#pragma unroll
+    for (int c = 0; c < 8; ++c) p[c * 32] = make_float4(s[c][0], s[c][1], s[c][2], s[c][3]);
+  } else {
+    uint2* p = reinterpret_cast<uint2*>(static_cast<unsigned short*>(rec_state) + base) + l;
+#pragma unroll
+    for (int c = 0; c < 8; ++c)
+      p[c * 32] = make_uint2(qe_f32_to_bf16(s[c][0]) | ((unsigned)qe_f32_to_bf16(s[c][1]) << 16), qe_f32_to_bf16(s[c][2]) | ((unsigned)qe_f32_to_bf16(s[c][3]) << 16));
+  }
+}
+template <int M>   // the butterflies of a warp's M b and a partials; lane 0 keeps them as v1 warp W's sums
+__device__ __forceinline__ void gdn_ba_reduce(const float (&pb)[M], const float (&pa)[M], float (&s_red)[16][2 * M], int W, int l) {
+#pragma unroll
+  for (int m = 0; m < M; ++m) {
+    float sb = qe_warp_sum(pb[m]), sa = qe_warp_sum(pa[m]);
+    if (l == 0) { s_red[W][m] = sb; s_red[W][M + m] = sa; }
+  }
+}
+// v1's conv channel ct = 128 part + i (0..383) of value head h: q (part 0) and k (1) of its key head kh, its own v (2).
+__device__ __forceinline__ int gdn_conv_channel(int part, int i, int h, int kh) {
+  return part == 0 ? kh * GDN_D + i : part == 1 ? GDN_QK + kh * GDN_D + i : 2 * GDN_QK + h * GDN_D + i;
+}
+template <int M>   // a channel's window read from memory: the 3 ring inputs before p0, then the M new inputs (kept in `in`)
+__device__ __forceinline__ void gdn_conv_inputs(float (&win)[M + 3], unsigned short (&in)[M], const unsigned short* ring,
+                                                const unsigned short* qkvz, int ch, int p0) {
+#pragma unroll
+  for (int j = 0; j < 3; ++j) win[j] = qe_bf16_to_f32(ring[((p0 - 3 + j) & (GDN_RING - 1)) * GDN_CONV]);
+#pragma unroll
+  for (int m = 0; m < M; ++m) { in[m] = qkvz[(size_t)m * GDN_ROW + ch]; win[3 + m] = qe_bf16_to_f32(in[m]); }
+}
+__device__ __forceinline__ float4 gdn_conv_taps(uint2 cw) {   // a channel's 4 conv weights, oldest tap first
+  return make_float4(gdn_bf(cw.x, 0), gdn_bf(cw.x, 1), gdn_bf(cw.y, 0), gdn_bf(cw.y, 1));
+}
+template <int M, class Sink>   // the 4 taps over the window and SiLU: sink(m, value) takes token m's output
+__device__ __forceinline__ void gdn_conv_silu(float4 tw, const float (&win)[M + 3], Sink sink) {
+#pragma unroll
+  for (int m = 0; m < M; ++m) {   // products and sums rounded one by one, taps oldest first; conv output rounded to bf16
+    float acc = __fadd_rn(__fadd_rn(__fadd_rn(__fmul_rn(tw.x, win[m]), __fmul_rn(tw.y, win[m + 1])), __fmul_rn(tw.z, win[m + 2])), __fmul_rn(tw.w, win[m + 3]));
+    acc = qe_round_bf16(acc);
+    sink(m, qe_round_bf16(__fdiv_rn(acc, __fadd_rn(1.f, expf(-acc)))));          // SiLU, rounded to bf16
+  }
+}
+template <int M>   // the M new inputs into their ring slots (p0..p0+M-1 are never the slots anyone reads now)
+__device__ __forceinline__ void gdn_ring_write(unsigned short* ring, const unsigned short (&in)[M], int p0) {
+#pragma unroll
+  for (int m = 0; m < M; ++m) ring[((p0 + m) & (GDN_RING - 1)) * GDN_CONV] = in[m];
+}
+// Token i's gates: the 16 warp sums added in warp order, beta = sigmoid(b), exp(g) = exp(-exp(A_log) softplus(a + dt_bias)).
+// dtb() and negA() give dt_bias and -exp(A_log) where they are used (v1 loads them there; v3 has them in registers).
+template <int M, class DtB, class NegA>
+__device__ __forceinline__ void gdn_gates(const float (&s_red)[16][2 * M], int i, DtB dtb, NegA negA, float* s_beta, float* s_decay) {
+  float b = 0.f, a = 0.f;
+  for (int ww = 0; ww < 16; ++ww) { b += s_red[ww][i]; a += s_red[ww][M + i]; }
+  b = qe_round_bf16(b); a = qe_round_bf16(a);                                      // the bf16 Linear's rounding
+  s_beta[i] = qe_round_bf16(__fdiv_rn(1.f, __fadd_rn(1.f, expf(-b))));            // sigmoid of bf16, rounded
+  const float ap = __fadd_rn(a, dtb());
+  const float sp = ap > 20.f ? ap : log1pf(expf(ap));                             // softplus, threshold 20
+  s_decay[i] = expf(__fmul_rn(negA(), sp));                                         // exp(g), g <= 0
+}
+// l2norm by one warp of a q or k row (lane l: 4 values); q (is_q) then / sqrt(128), a true division. The caller picks
+// the row: virtual warp vw normalises row vw >> 1, q if vw is even, k if odd.
+__device__ __forceinline__ void gdn_l2norm(float* row, bool is_q, int l) {
+  float4 t = *reinterpret_cast<float4*>(row + 4 * l);
+  float ss = __fadd_rn(__fadd_rn(__fadd_rn(__fmul_rn(t.x, t.x), __fmul_rn(t.y, t.y)), __fmul_rn(t.z, t.z)), __fmul_rn(t.w, t.w));
+  ss = qe_warp_sum(ss);
+  const float inv = __fdiv_rn(1.f, __fsqrt_rn(__fadd_rn(ss, 1e-6f)));
+  t.x = __fmul_rn(t.x, inv); t.y = __fmul_rn(t.y, inv); t.z = __fmul_rn(t.z, inv); t.w = __fmul_rn(t.w, inv);
+  if (is_q) {
+    const float sc = 11.3137084989847604f;
+    t.x = __fdiv_rn(t.x, sc); t.y = __fdiv_rn(t.y, sc); t.z = __fdiv_rn(t.z, sc); t.w = __fdiv_rn(t.w, sc);
+  }
+  *reinterpret_cast<float4*>(row + 4 * l) = t;
+}
+template <int M>   // the gated norm's RMS by one warp: lane l's 4 core values of a row into v, returns 1 / rms
+__device__ __forceinline__ float gdn_core_rinv(float (&v)[4], const float (&s_core)[M][GDN_D], int row, int l, float eps) {
+#pragma unroll
+  for (int r = 0; r < 4; ++r) v[r] = s_core[row][4 * l + r];
+  return qe_warp_rms_inv<4>(v, 1.f / GDN_D, eps);
+}
+// Lane l's 4 outputs of a row, z and norm_w read from memory here (v1, v2).
+__device__ __forceinline__ void gdn_gated_out(unsigned short* out, const unsigned short* qkvz, const unsigned short* norm_w,
+                                              const float (&v)[4], float rinv, int row, int h, int l) {
+#pragma unroll
+  for (int r = 0; r < 4; ++r) {
+    const int j = 4 * l + r;
+    const float z = qe_bf16_to_f32(qkvz[(size_t)row * GDN_ROW + GDN_CONV + h * GDN_D + j]);
+    out[(size_t)row * GDN_VD + h * GDN_D + j] = qe_gated_apply(v[r], rinv, norm_w[j], z);
+  }
+}
+
 template <int M, bool BF16_STATE>
 __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v1(
     const unsigned short* __restrict__ qkvz,      // [M, 16384] bf16: q | k | v (pre-conv) | z
@@ -69,15 +178,7 @@ __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v1(
   // ---- 1. issue the state loads first: 64 KiB per block in flight while the prologue runs
   float s[8][4];
   const size_t base = ((size_t)layer * GDN_HV + h) * (GDN_D * GDN_D) + (size_t)w * 1024;   // 1024 = 8 c x 32 lanes x 4 r
-  if (!BF16_STATE) {
-    const float4* p = reinterpret_cast<const float4*>(static_cast<const float*>(rec_state) + base) + l;
-#pragma unroll
-    for (int c = 0; c < 8; ++c) { float4 t = p[c * 32]; s[c][0] = t.x; s[c][1] = t.y; s[c][2] = t.z; s[c][3] = t.w; }
-  } else {
-    const uint2* p = reinterpret_cast<const uint2*>(static_cast<const unsigned short*>(rec_state) + base) + l;
-#pragma unroll
-    for (int c = 0; c < 8; ++c) { uint2 t = p[c * 32]; s[c][0] = gdn_bf(t.x, 0); s[c][1] = gdn_bf(t.x, 1); s[c][2] = gdn_bf(t.y, 0); s[c][3] = gdn_bf(t.y, 1); }
-  }
+  gdn_state_load<BF16_STATE>(s, rec_state, base, l);
   const int p0 = ctl[0];
 
   // ---- 2. b and a of this head: two 5120-long dot products per row, spread over all 512 threads (16-byte chunks
@@ -101,63 +202,26 @@ __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v1(
         }
       }
     }
-#pragma unroll
-    for (int m = 0; m < M; ++m) {
-      float sb = qe_warp_sum(pb[m]), sa = qe_warp_sum(pa[m]);
-      if (l == 0) { s_red[w][m] = sb; s_red[w][M + m] = sa; }
-    }
+    gdn_ba_reduce<M>(pb, pa, s_red, w, l);
   }
 
   // ---- 3. conv + SiLU of this head's 384 channels (its key head's q and k: 3 blocks compute them; its own v)
   if (tid < 3 * GDN_D) {
-    const int part = tid >> 7, i = tid & 127;
-    const int ch = part == 0 ? kh * GDN_D + i : part == 1 ? GDN_QK + kh * GDN_D + i : 2 * GDN_QK + h * GDN_D + i;
+    const int part = tid >> 7, i = tid & 127, ch = gdn_conv_channel(part, i, h, kh);
     unsigned short* ring = conv_state + (size_t)layer * GDN_RING * GDN_CONV + ch;
-    const uint2 wv = *reinterpret_cast<const uint2*>(conv_w + (size_t)ch * 4);
-    const float w0 = gdn_bf(wv.x, 0), w1 = gdn_bf(wv.x, 1), w2 = gdn_bf(wv.y, 0), w3 = gdn_bf(wv.y, 1);
+    const float4 tw = gdn_conv_taps(*reinterpret_cast<const uint2*>(conv_w + (size_t)ch * 4));
     float win[M + 3];
-#pragma unroll
-    for (int j = 0; j < 3; ++j) win[j] = qe_bf16_to_f32(ring[((p0 - 3 + j) & (GDN_RING - 1)) * GDN_CONV]);
     unsigned short in[M];
-#pragma unroll
-    for (int m = 0; m < M; ++m) { in[m] = qkvz[(size_t)m * GDN_ROW + ch]; win[3 + m] = qe_bf16_to_f32(in[m]); }
+    gdn_conv_inputs<M>(win, in, ring, qkvz, ch, p0);
     float* dst = part == 0 ? &s_q[0][0] : part == 1 ? &s_k[0][0] : &s_v[0][0];
-#pragma unroll
-    for (int m = 0; m < M; ++m) {   // products and sums rounded one by one, taps oldest first; conv output rounded to bf16
-      float acc = __fadd_rn(__fadd_rn(__fadd_rn(__fmul_rn(w0, win[m]), __fmul_rn(w1, win[m + 1])), __fmul_rn(w2, win[m + 2])), __fmul_rn(w3, win[m + 3]));
-      acc = qe_round_bf16(acc);
-      dst[m * GDN_D + i] = qe_round_bf16(__fdiv_rn(acc, __fadd_rn(1.f, expf(-acc))));      // SiLU, rounded to bf16
-    }
-    if (part == 2 || h % 3 == 0) {  // one writer per channel; slots p0..p0+M-1 are never the slots anyone reads now
-#pragma unroll
-      for (int m = 0; m < M; ++m) ring[((p0 + m) & (GDN_RING - 1)) * GDN_CONV] = in[m];
-    }
+    gdn_conv_silu<M>(tw, win, [&](int m, float v) { dst[m * GDN_D + i] = v; });
+    if (part == 2 || h % 3 == 0) gdn_ring_write<M>(ring, in, p0);                 // one writer per channel
   }
   __syncthreads();
 
   // ---- 4. the gates (one thread per row) and l2norm of q and k (one warp per row and tensor)
-  if (tid < M) {
-    float b = 0.f, a = 0.f;
-    for (int ww = 0; ww < 16; ++ww) { b += s_red[ww][tid]; a += s_red[ww][M + tid]; }
-    b = qe_round_bf16(b); a = qe_round_bf16(a);                                    // the bf16 Linear's rounding
-    s_beta[tid] = qe_round_bf16(__fdiv_rn(1.f, __fadd_rn(1.f, expf(-b))));        // sigmoid of bf16, rounded
-    const float ap = __fadd_rn(a, dt_bias[h]);
-    const float sp = ap > 20.f ? ap : log1pf(expf(ap));                           // softplus, threshold 20
-    s_decay[tid] = expf(__fmul_rn(-expf(A_log[h]), sp));                          // exp(g), g <= 0
-  }
-  if (w < 2 * M) {
-    float* row = (w & 1) ? s_k[w >> 1] : s_q[w >> 1];
-    float4 t = *reinterpret_cast<float4*>(row + 4 * l);
-    float ss = __fadd_rn(__fadd_rn(__fadd_rn(__fmul_rn(t.x, t.x), __fmul_rn(t.y, t.y)), __fmul_rn(t.z, t.z)), __fmul_rn(t.w, t.w));
-    ss = qe_warp_sum(ss);
-    const float inv = __fdiv_rn(1.f, __fsqrt_rn(__fadd_rn(ss, 1e-6f)));
-    t.x = __fmul_rn(t.x, inv); t.y = __fmul_rn(t.y, inv); t.z = __fmul_rn(t.z, inv); t.w = __fmul_rn(t.w, inv);
-    if (!(w & 1)) {                                                               // q / sqrt(128), a true division
-      const float sc = 11.3137084989847604f;
-      t.x = __fdiv_rn(t.x, sc); t.y = __fdiv_rn(t.y, sc); t.z = __fdiv_rn(t.z, sc); t.w = __fdiv_rn(t.w, sc);
-    }
-    *reinterpret_cast<float4*>(row + 4 * l) = t;
-  }
+  if (tid < M) gdn_gates<M>(s_red, tid, [&] { return dt_bias[h]; }, [&] { return -expf(A_log[h]); }, s_beta, s_decay);
+  if (w < 2 * M) gdn_l2norm((w & 1) ? s_k[w >> 1] : s_q[w >> 1], !(w & 1), l);
   __syncthreads();
 
   // ---- 5. the recurrence, M steps, the state in registers throughout
@@ -189,30 +253,14 @@ __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v1(
   }
 
   // ---- 6. write the state back (same image)
-  if (!BF16_STATE) {
-    float4* p = reinterpret_cast<float4*>(static_cast<float*>(rec_state) + base) + l;
-#pragma unroll
-    for (int c = 0; c < 8; ++c) p[c * 32] = make_float4(s[c][0], s[c][1], s[c][2], s[c][3]);
-  } else {
-    uint2* p = reinterpret_cast<uint2*>(static_cast<unsigned short*>(rec_state) + base) + l;
-#pragma unroll
-    for (int c = 0; c < 8; ++c)
-      p[c * 32] = make_uint2(qe_f32_to_bf16(s[c][0]) | ((unsigned)qe_f32_to_bf16(s[c][1]) << 16), qe_f32_to_bf16(s[c][2]) | ((unsigned)qe_f32_to_bf16(s[c][3]) << 16));
-  }
+  gdn_state_store<BF16_STATE>(s, rec_state, base, l);
   __syncthreads();
 
   // ---- 7. gated RMSNorm per row (one warp per row), times SiLU(z)
   if (w < M) {
     float v[4];
-#pragma unroll
-    for (int r = 0; r < 4; ++r) v[r] = s_core[w][4 * l + r];
-    const float rinv = qe_warp_rms_inv<4>(v, 1.f / GDN_D, eps);
-#pragma unroll
-    for (int r = 0; r < 4; ++r) {
-      const int j = 4 * l + r;
-      const float z = qe_bf16_to_f32(qkvz[(size_t)w * GDN_ROW + GDN_CONV + h * GDN_D + j]);
-      out[(size_t)w * GDN_VD + h * GDN_D + j] = qe_gated_apply(v[r], rinv, norm_w[j], z);
-    }
+    const float rinv = gdn_core_rinv<M>(v, s_core, w, l, eps);
+    gdn_gated_out(out, qkvz, norm_w, v, rinv, w, h, l);
   }
 }
 
@@ -273,15 +321,7 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(256, 1) gdn_decode_v
   // ---- 1. state loads first (v1's addresses for warp W)
   float s[8][4];
   const size_t base = ((size_t)layer * GDN_HV + h) * (GDN_D * GDN_D) + (size_t)W * 1024;
-  if (!BF16_STATE) {
-    const float4* p = reinterpret_cast<const float4*>(static_cast<const float*>(rec_state) + base) + l;
-#pragma unroll
-    for (int c = 0; c < 8; ++c) { float4 t = p[c * 32]; s[c][0] = t.x; s[c][1] = t.y; s[c][2] = t.z; s[c][3] = t.w; }
-  } else {
-    const uint2* p = reinterpret_cast<const uint2*>(static_cast<const unsigned short*>(rec_state) + base) + l;
-#pragma unroll
-    for (int c = 0; c < 8; ++c) { uint2 t = p[c * 32]; s[c][0] = gdn_bf(t.x, 0); s[c][1] = gdn_bf(t.x, 1); s[c][2] = gdn_bf(t.y, 0); s[c][3] = gdn_bf(t.y, 1); }
-  }
+  gdn_state_load<BF16_STATE>(s, rec_state, base, l);
   const int p0 = ctl[0];
 
   // ---- 2. b and a: v1's 16 warps' partial sums, as virtual warps vw = w and w + 8
@@ -320,11 +360,8 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(256, 1) gdn_decode_v
     const uint2 wv = *reinterpret_cast<const uint2*>(conv_w + (size_t)ch * 4);
     const float w0 = gdn_bf(wv.x, 0), w1 = gdn_bf(wv.x, 1), w2 = gdn_bf(wv.y, 0), w3 = gdn_bf(wv.y, 1);
     float win[M + 3];
-#pragma unroll
-    for (int j = 0; j < 3; ++j) win[j] = qe_bf16_to_f32(ring[((p0 - 3 + j) & (GDN_RING - 1)) * GDN_CONV]);
     unsigned short in[M];
-#pragma unroll
-    for (int m = 0; m < M; ++m) { in[m] = qkvz[(size_t)m * GDN_ROW + ch]; win[3 + m] = qe_bf16_to_f32(in[m]); }
+    gdn_conv_inputs<M>(win, in, ring, qkvz, ch, p0);
     float* dst = part == 0 ? &s_q[0][0] : part == 1 ? &s_k[0][0] : &s_v[0][0];
 #pragma unroll
     for (int m = 0; m < M; ++m) {
@@ -332,36 +369,13 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(256, 1) gdn_decode_v
       acc = qe_round_bf16(acc);
       dst[m * GDN_D + i] = qe_round_bf16(__fdiv_rn(acc, __fadd_rn(1.f, expf(-acc))));
     }
-    if (half == 0 && (part == 2 || h % 3 == 0)) {
-#pragma unroll
-      for (int m = 0; m < M; ++m) ring[((p0 + m) & (GDN_RING - 1)) * GDN_CONV] = in[m];
-    }
+    if (half == 0 && (part == 2 || h % 3 == 0)) gdn_ring_write<M>(ring, in, p0);
   }
   __syncthreads();
 
   // ---- 4. gates and l2norm (v1's code; l2norm warps as virtual warps)
-  if (tid < M) {
-    float b = 0.f, a = 0.f;
-    for (int ww = 0; ww < 16; ++ww) { b += s_red[ww][tid]; a += s_red[ww][M + tid]; }
-    b = qe_round_bf16(b); a = qe_round_bf16(a);
-    s_beta[tid] = qe_round_bf16(__fdiv_rn(1.f, __fadd_rn(1.f, expf(-b))));
-    const float ap = __fadd_rn(a, dt_bias[h]);
-    const float sp = ap > 20.f ? ap : log1pf(expf(ap));
-    s_decay[tid] = expf(__fmul_rn(-expf(A_log[h]), sp));
-  }
-  for (int vw = w; vw < 2 * M; vw += 8) {
-    float* row = (vw & 1) ? s_k[vw >> 1] : s_q[vw >> 1];
-    float4 t = *reinterpret_cast<float4*>(row + 4 * l);
-    float ss = __fadd_rn(__fadd_rn(__fadd_rn(__fmul_rn(t.x, t.x), __fmul_rn(t.y, t.y)), __fmul_rn(t.z, t.z)), __fmul_rn(t.w, t.w));
-    ss = qe_warp_sum(ss);
-    const float inv = __fdiv_rn(1.f, __fsqrt_rn(__fadd_rn(ss, 1e-6f)));
-    t.x = __fmul_rn(t.x, inv); t.y = __fmul_rn(t.y, inv); t.z = __fmul_rn(t.z, inv); t.w = __fmul_rn(t.w, inv);
-    if (!(vw & 1)) {
-      const float sc = 11.3137084989847604f;
-      t.x = __fdiv_rn(t.x, sc); t.y = __fdiv_rn(t.y, sc); t.z = __fdiv_rn(t.z, sc); t.w = __fdiv_rn(t.w, sc);
-    }
-    *reinterpret_cast<float4*>(row + 4 * l) = t;
-  }
+  if (tid < M) gdn_gates<M>(s_red, tid, [&] { return dt_bias[h]; }, [&] { return -expf(A_log[h]); }, s_beta, s_decay);
+  for (int vw = w; vw < 2 * M; vw += 8) gdn_l2norm((vw & 1) ? s_k[vw >> 1] : s_q[vw >> 1], !(vw & 1), l);
   __syncthreads();
 
   // ---- 5. the recurrence (v1's code, warp W's columns)
@@ -393,16 +407,7 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(256, 1) gdn_decode_v
   }
 
   // ---- 6. write the state back
-  if (!BF16_STATE) {
-    float4* p = reinterpret_cast<float4*>(static_cast<float*>(rec_state) + base) + l;
-#pragma unroll
-    for (int c = 0; c < 8; ++c) p[c * 32] = make_float4(s[c][0], s[c][1], s[c][2], s[c][3]);
-  } else {
-    uint2* p = reinterpret_cast<uint2*>(static_cast<unsigned short*>(rec_state) + base) + l;
-#pragma unroll
-    for (int c = 0; c < 8; ++c)
-      p[c * 32] = make_uint2(qe_f32_to_bf16(s[c][0]) | ((unsigned)qe_f32_to_bf16(s[c][1]) << 16), qe_f32_to_bf16(s[c][2]) | ((unsigned)qe_f32_to_bf16(s[c][3]) << 16));
-  }
+  gdn_state_store<BF16_STATE>(s, rec_state, base, l);
 
   // ---- 7. swap core halves with the other block of the cluster, then v1's gated norm on the whole row
   gdn_cluster_sync();                                                 // both halves' s_core written and visible
@@ -415,17 +420,8 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(256, 1) gdn_decode_v
   __syncthreads();
   for (int vw = w; vw < M; vw += 8) {
     float v[4];
-#pragma unroll
-    for (int r = 0; r < 4; ++r) v[r] = s_core[vw][4 * l + r];
-    const float rinv = qe_warp_rms_inv<4>(v, 1.f / GDN_D, eps);
-    if ((l >> 4) == half) {                                           // lanes 16 half .. 16 half + 15 hold this block's columns
-#pragma unroll
-      for (int r = 0; r < 4; ++r) {
-        const int j = 4 * l + r;
-        const float z = qe_bf16_to_f32(qkvz[(size_t)vw * GDN_ROW + GDN_CONV + h * GDN_D + j]);
-        out[(size_t)vw * GDN_VD + h * GDN_D + j] = qe_gated_apply(v[r], rinv, norm_w[j], z);
-      }
-    }
+    const float rinv = gdn_core_rinv<M>(v, s_core, vw, l, eps);
+    if ((l >> 4) == half) gdn_gated_out(out, qkvz, norm_w, v, rinv, vw, h, l);   // lanes 16 half .. 16 half + 15: this block's columns
   }
 }
 
@@ -458,6 +454,8 @@ constexpr int GDN_NPROBE = 11;   // phase marks of block 0; the probe buffer: 2 
 
 __device__ __forceinline__ unsigned long long gdn_gtimer() { unsigned long long t; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); return t; }
 __device__ __forceinline__ unsigned long long gdn_clock() { unsigned long long t; asm volatile("mov.u64 %0, %%clock64;" : "=l"(t)); return t; }
+// PROBE: phase mark i into the kernel's register arrays tc, tg (v3, v5)
+#define GDN_MARK(i) do { if (PROBE) { tc[i] = gdn_clock(); tg[i] = gdn_gtimer(); } } while (0)
 
 // Sums over the 32 lanes of 8 per-lane values p[c] (8 columns): returns in lane l the sum of column l >> 2.
 // Step 16 keeps columns 4 b4 .. 4 b4 + 3 (b4 = bit 4 of l) and sends the other 4; step 8 keeps 2, step 4 keeps 1;
@@ -477,6 +475,44 @@ __device__ __forceinline__ float gdn_warp_sum8(const float (&p)[8], int l) {
   return c;
 }
 
+// v3's phases that v5 runs too, for v1's thread t (its b/a chunks t and t + 512):
+// before the grid wait, its chunks of w_b and w_a ...
+__device__ __forceinline__ void gdn_ba_weights(uint4 (&wb)[GDN_NIT], uint4 (&wa)[GDN_NIT], const unsigned short* w_b, const unsigned short* w_a, int h, int t) {
+#pragma unroll
+  for (int it = 0; it < GDN_NIT; ++it) {
+    const int c8 = t + it * GDN_THREADS;
+    if (c8 < GDN_CHUNKS) { wb[it] = qe_ld_stream(w_b + (size_t)h * GDN_HIDDEN + c8 * 8); wa[it] = qe_ld_stream(w_a + (size_t)h * GDN_HIDDEN + c8 * 8); }
+    else wb[it] = wa[it] = make_uint4(0u, 0u, 0u, 0u);
+  }
+}
+// ... a conv channel's weights and all 16 ring slots (slots this launch writes are loaded but never used) ...
+__device__ __forceinline__ void gdn_ring_preload(uint2& cwv, unsigned short (&rr)[GDN_RING], const unsigned short* conv_w, const unsigned short* ring, int ch) {
+  cwv = *reinterpret_cast<const uint2*>(conv_w + (size_t)ch * 4);
+#pragma unroll
+  for (int j = 0; j < GDN_RING; ++j) rr[j] = ring[j * GDN_CONV];
+}
+// ... after it, x of its chunks (XH: M <= 4, all loaded here; M > 4: in the b/a loop, for registers) ...
+template <int M, bool XH>
+__device__ __forceinline__ void gdn_x_load(uint4 (&xh)[GDN_NIT][XH ? M : 1], const unsigned short* x, int t) {
+  if (XH) {
+#pragma unroll
+    for (int it = 0; it < GDN_NIT; ++it) {
+      const int c8 = t + it * GDN_THREADS;
+#pragma unroll
+      for (int m = 0; m < (XH ? M : 1); ++m)
+        xh[it][m] = c8 < GDN_CHUNKS ? *reinterpret_cast<const uint4*>(x + (size_t)m * GDN_HIDDEN + c8 * 8) : make_uint4(0u, 0u, 0u, 0u);
+    }
+  }
+}
+// ... and PROBE's buffer: block 0's phase marks, each block's (blk < 64) start and end.
+__device__ __forceinline__ void gdn_probe_write(unsigned long long* probe, const unsigned long long (&tc)[GDN_NPROBE], const unsigned long long (&tg)[GDN_NPROBE], int blk, int tid) {
+  if (blk == 0 && tid == 0) {
+#pragma unroll
+    for (int i = 0; i < GDN_NPROBE; ++i) { probe[2 * i] = tc[i]; probe[2 * i + 1] = tg[i]; }
+  }
+  if (tid == 0 && blk < 64) { probe[2 * GDN_NPROBE + blk] = tg[0]; probe[2 * GDN_NPROBE + 64 + blk] = tg[GDN_NPROBE - 1]; }
+}
+
 template <int M, bool BF16_STATE, bool XPOSE, bool PROBE>
 __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v3(
     const unsigned short* __restrict__ qkvz, const unsigned short* __restrict__ x,
@@ -489,7 +525,6 @@ __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v3(
   const int h = blockIdx.x, kh = h / 3, tid = threadIdx.x, w = tid >> 5, l = tid & 31;
   if (h >= heads_active) return;
   unsigned long long tc[GDN_NPROBE], tg[GDN_NPROBE];       // PROBE: kept in registers, written after the wait
-#define GDN_MARK(i) do { if (PROBE) { tc[i] = gdn_clock(); tg[i] = gdn_gtimer(); } } while (0)
   GDN_MARK(0);
   __shared__ __align__(16) float s_q[M][GDN_D];
   __shared__ __align__(16) float s_k[M][GDN_D];
@@ -498,33 +533,16 @@ __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v3(
   // ---- 1. before the grid wait: the state, the weights, the ring channels (all 16 slots)
   float s[8][4];
   const size_t base = ((size_t)layer * GDN_HV + h) * (GDN_D * GDN_D) + (size_t)w * 1024;
-  if (!BF16_STATE) {
-    const float4* p = reinterpret_cast<const float4*>(static_cast<const float*>(rec_state) + base) + l;
-#pragma unroll
-    for (int c = 0; c < 8; ++c) { float4 t = p[c * 32]; s[c][0] = t.x; s[c][1] = t.y; s[c][2] = t.z; s[c][3] = t.w; }
-  } else {
-    const uint2* p = reinterpret_cast<const uint2*>(static_cast<const unsigned short*>(rec_state) + base) + l;
-#pragma unroll
-    for (int c = 0; c < 8; ++c) { uint2 t = p[c * 32]; s[c][0] = gdn_bf(t.x, 0); s[c][1] = gdn_bf(t.x, 1); s[c][2] = gdn_bf(t.y, 0); s[c][3] = gdn_bf(t.y, 1); }
-  }
+  gdn_state_load<BF16_STATE>(s, rec_state, base, l);
   uint4 wb[GDN_NIT], wa[GDN_NIT];
-#pragma unroll
-  for (int it = 0; it < GDN_NIT; ++it) {
-    const int ch = tid + it * GDN_THREADS;
-    if (ch < GDN_CHUNKS) { wb[it] = qe_ld_stream(w_b + (size_t)h * GDN_HIDDEN + ch * 8); wa[it] = qe_ld_stream(w_a + (size_t)h * GDN_HIDDEN + ch * 8); }
-    else wb[it] = wa[it] = make_uint4(0u, 0u, 0u, 0u);
-  }
+  gdn_ba_weights(wb, wa, w_b, w_a, h, tid);
   const bool conv_t = tid < 3 * GDN_D;                     // threads 0..383: one conv channel each, as v1
   const int part = tid >> 7, ci = tid & 127;
   const int ch = part == 0 ? kh * GDN_D + ci : part == 1 ? GDN_QK + kh * GDN_D + ci : 2 * GDN_QK + h * GDN_D + ci;
   unsigned short* ring = conv_state + (size_t)layer * GDN_RING * GDN_CONV + ch;
   uint2 cwv = make_uint2(0u, 0u);
   unsigned short rr[GDN_RING];
-  if (conv_t) {
-    cwv = *reinterpret_cast<const uint2*>(conv_w + (size_t)ch * 4);
-#pragma unroll
-    for (int j = 0; j < GDN_RING; ++j) rr[j] = ring[j * GDN_CONV];   // slots this launch writes are loaded but never used
-  }
+  if (conv_t) gdn_ring_preload(cwv, rr, conv_w, ring, ch);
   const float negA = -expf(A_log[h]), dtb = dt_bias[h];
   const uint2 nw = *reinterpret_cast<const uint2*>(norm_w + 4 * l);
   GDN_MARK(1);
@@ -543,15 +561,7 @@ __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v3(
   if (w < M) zv = *reinterpret_cast<const uint2*>(qkvz + (size_t)w * GDN_ROW + GDN_CONV + h * GDN_D + 4 * l);
   constexpr bool XH = M <= 4;                              // x of every chunk loaded here (M > 4: in the loop, for registers)
   uint4 xh[GDN_NIT][XH ? M : 1];
-  if (XH) {
-#pragma unroll
-    for (int it = 0; it < GDN_NIT; ++it) {
-      const int c8 = tid + it * GDN_THREADS;
-#pragma unroll
-      for (int m = 0; m < (XH ? M : 1); ++m)
-        xh[it][m] = c8 < GDN_CHUNKS ? *reinterpret_cast<const uint4*>(x + (size_t)m * GDN_HIDDEN + c8 * 8) : make_uint4(0u, 0u, 0u, 0u);
-    }
-  }
+  gdn_x_load<M, XH>(xh, x, tid);
 
   // ---- 3. b and a partial sums (v1's order: chunk t, then t + 512; m; e)
   {
@@ -615,15 +625,7 @@ __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v3(
   GDN_MARK(5);
 
   // ---- 5. gates (lanes 0..M-1 of warp 15 when 2M < 16 warps do the l2norms, else of warp 0) and l2norm (v1's code)
-  if (w == (2 * M < 16 ? 15 : 0) && l < M) {
-    float b = 0.f, a = 0.f;
-    for (int ww = 0; ww < 16; ++ww) { b += s_red[ww][l]; a += s_red[ww][M + l]; }
-    b = qe_round_bf16(b); a = qe_round_bf16(a);
-    s_beta[l] = qe_round_bf16(__fdiv_rn(1.f, __fadd_rn(1.f, expf(-b))));
-    const float ap = __fadd_rn(a, dtb);
-    const float sp = ap > 20.f ? ap : log1pf(expf(ap));
-    s_decay[l] = expf(__fmul_rn(negA, sp));
-  }
+  if (w == (2 * M < 16 ? 15 : 0) && l < M) gdn_gates<M>(s_red, l, [&] { return dtb; }, [&] { return negA; }, s_beta, s_decay);
   if (w < 2 * M) {
     float* row = (w & 1) ? s_k[w >> 1] : s_q[w >> 1];
     float4 t = *reinterpret_cast<float4*>(row + 4 * l);
@@ -697,23 +699,12 @@ __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v3(
   GDN_MARK(8);
 
   // ---- 7. the state back, then the gated norm (v1's code; z and norm_w already in registers)
-  if (!BF16_STATE) {
-    float4* p = reinterpret_cast<float4*>(static_cast<float*>(rec_state) + base) + l;
-#pragma unroll
-    for (int c = 0; c < 8; ++c) p[c * 32] = make_float4(s[c][0], s[c][1], s[c][2], s[c][3]);
-  } else {
-    uint2* p = reinterpret_cast<uint2*>(static_cast<unsigned short*>(rec_state) + base) + l;
-#pragma unroll
-    for (int c = 0; c < 8; ++c)
-      p[c * 32] = make_uint2(qe_f32_to_bf16(s[c][0]) | ((unsigned)qe_f32_to_bf16(s[c][1]) << 16), qe_f32_to_bf16(s[c][2]) | ((unsigned)qe_f32_to_bf16(s[c][3]) << 16));
-  }
+  gdn_state_store<BF16_STATE>(s, rec_state, base, l);
   __syncthreads();
   GDN_MARK(9);
   if (w < M) {
     float v[4];
-#pragma unroll
-    for (int r = 0; r < 4; ++r) v[r] = s_core[w][4 * l + r];
-    const float rinv = qe_warp_rms_inv<4>(v, 1.f / GDN_D, eps);
+    const float rinv = gdn_core_rinv<M>(v, s_core, w, l, eps);
     const unsigned short nws[4] = {(unsigned short)(nw.x & 0xffffu), (unsigned short)(nw.x >> 16), (unsigned short)(nw.y & 0xffffu), (unsigned short)(nw.y >> 16)};
     const unsigned short zs[4] = {(unsigned short)(zv.x & 0xffffu), (unsigned short)(zv.x >> 16), (unsigned short)(zv.y & 0xffffu), (unsigned short)(zv.y >> 16)};
 #pragma unroll
@@ -721,14 +712,7 @@ __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v3(
       out[(size_t)w * GDN_VD + h * GDN_D + 4 * l + r] = qe_gated_apply(v[r], rinv, nws[r], qe_bf16_to_f32(zs[r]));
   }
   GDN_MARK(10);
-  if (PROBE) {
-    if (h == 0 && tid == 0) {
-#pragma unroll
-      for (int i = 0; i < GDN_NPROBE; ++i) { probe[2 * i] = tc[i]; probe[2 * i + 1] = tg[i]; }
-    }
-    if (tid == 0 && h < 64) { probe[2 * GDN_NPROBE + h] = tg[0]; probe[2 * GDN_NPROBE + 64 + h] = tg[GDN_NPROBE - 1]; }
-  }
-#undef GDN_MARK
+  if (PROBE) gdn_probe_write(probe, tc, tg, h, tid);
 }
 
 #ifndef QE_GDN_NO_V3   // the v1/v2 module (-DQE_GDN_NO_V3) does not pay for v3's 36 instantiations
@@ -784,6 +768,8 @@ template __global__ void gdn_decode_v3<1, true, false, true>(const unsigned shor
 // The state stores are issued before the second barrier, so they drain while the cluster waits and normalises.
 // Remote stores need the peer block running: every block arrives (relaxed) on the cluster barrier first thing and
 // waits on that phase only before its first push. After the last barrier nobody touches a peer: blocks exit freely.
+// v3's phases that v5 runs in the same form are v3's functions; the b/a partials, conv, l2norm, recurrence and gated
+// norm stay written out in both: as shared functions they changed v3's or v5's machine code (see the v1 section).
 __device__ __forceinline__ void gdn_cluster_arrive_relaxed() { asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory"); }
 __device__ __forceinline__ void gdn_cluster_wait() { asm volatile("barrier.cluster.wait.aligned;" ::: "memory"); }
 __device__ __forceinline__ void gdn_st_peers(float* p, float v, int CLN) {   // p in my shared memory: the same place in all CLN blocks
@@ -810,7 +796,6 @@ __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(GDN_THREADS / CL, 1
   const int W = NW * rank + w, vt = NT * rank + tid;       // v1's warp and thread this warp / thread stands for
   if (h >= heads_active) return;                            // a cluster's blocks leave together
   unsigned long long tc[GDN_NPROBE], tg[GDN_NPROBE];
-#define GDN_MARK(i) do { if (PROBE) { tc[i] = gdn_clock(); tg[i] = gdn_gtimer(); } } while (0)
   GDN_MARK(0);
   gdn_cluster_arrive_relaxed();                             // "I am running": peers may store into my shared memory
   __shared__ __align__(16) float s_q[M][GDN_D];
@@ -820,38 +805,21 @@ __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(GDN_THREADS / CL, 1
   // ---- 1. before the grid wait, in the order they are needed: my b/a weight chunks, my conv channels' weights and
   //         ring, the gate and norm weights, then my columns of the state (needed last, at the recurrence)
   uint4 wb[GDN_NIT], wa[GDN_NIT];
-#pragma unroll
-  for (int it = 0; it < GDN_NIT; ++it) {
-    const int c8 = vt + it * GDN_THREADS;
-    if (c8 < GDN_CHUNKS) { wb[it] = qe_ld_stream(w_b + (size_t)h * GDN_HIDDEN + c8 * 8); wa[it] = qe_ld_stream(w_a + (size_t)h * GDN_HIDDEN + c8 * 8); }
-    else wb[it] = wa[it] = make_uint4(0u, 0u, 0u, 0u);
-  }
+  gdn_ba_weights(wb, wa, w_b, w_a, h, vt);
   const bool conv_t = tid < NCH;                            // my conv channel: index ct of v1's 384 (q | k | v of the head)
   const int ct = NCH * rank + tid, part = ct >> 7, ci = ct & 127;
   const int ch = part == 0 ? kh * GDN_D + ci : part == 1 ? GDN_QK + kh * GDN_D + ci : 2 * GDN_QK + h * GDN_D + ci;
   unsigned short* ring = conv_state + (size_t)layer * GDN_RING * GDN_CONV + ch;
   uint2 cwv = make_uint2(0u, 0u);
   unsigned short rr[GDN_RING];
-  if (conv_t) {
-    cwv = *reinterpret_cast<const uint2*>(conv_w + (size_t)ch * 4);
-#pragma unroll
-    for (int j = 0; j < GDN_RING; ++j) rr[j] = ring[j * GDN_CONV];
-  }
+  if (conv_t) gdn_ring_preload(cwv, rr, conv_w, ring, ch);
   const float negA = -expf(A_log[h]), dtb = dt_bias[h];
   const bool out_l = (l / OUTL) == rank;                    // lanes whose 4 output columns are this block's
   uint2 nw = make_uint2(0u, 0u);
   if (out_l) nw = *reinterpret_cast<const uint2*>(norm_w + 4 * l);
   float s[8][4];
   const size_t base = ((size_t)layer * GDN_HV + h) * (GDN_D * GDN_D) + (size_t)W * 1024;
-  if (!BF16_STATE) {
-    const float4* p = reinterpret_cast<const float4*>(static_cast<const float*>(rec_state) + base) + l;
-#pragma unroll
-    for (int c = 0; c < 8; ++c) { float4 t = p[c * 32]; s[c][0] = t.x; s[c][1] = t.y; s[c][2] = t.z; s[c][3] = t.w; }
-  } else {
-    const uint2* p = reinterpret_cast<const uint2*>(static_cast<const unsigned short*>(rec_state) + base) + l;
-#pragma unroll
-    for (int c = 0; c < 8; ++c) { uint2 t = p[c * 32]; s[c][0] = gdn_bf(t.x, 0); s[c][1] = gdn_bf(t.x, 1); s[c][2] = gdn_bf(t.y, 0); s[c][3] = gdn_bf(t.y, 1); }
-  }
+  gdn_state_load<BF16_STATE>(s, rec_state, base, l);
   GDN_MARK(1);
 
   // ---- 2. the grid wait; then the position, x, my qkvz inputs and z
@@ -873,15 +841,7 @@ __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(GDN_THREADS / CL, 1
   }
   constexpr bool XH = M <= 4;
   uint4 xh[GDN_NIT][XH ? M : 1];
-  if (XH) {
-#pragma unroll
-    for (int it = 0; it < GDN_NIT; ++it) {
-      const int c8 = vt + it * GDN_THREADS;
-#pragma unroll
-      for (int m = 0; m < (XH ? M : 1); ++m)
-        xh[it][m] = c8 < GDN_CHUNKS ? *reinterpret_cast<const uint4*>(x + (size_t)m * GDN_HIDDEN + c8 * 8) : make_uint4(0u, 0u, 0u, 0u);
-    }
-  }
+  gdn_x_load<M, XH>(xh, x, vt);
 
   // ---- 3. b and a partial sums of v1's thread vt (chunk vt, then vt + 512), v1's butterfly per warp
   float sb[M], sa[M];
@@ -956,15 +916,7 @@ __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(GDN_THREADS / CL, 1
   GDN_MARK(5);
 
   // ---- 6. gates (lanes 0..M-1 of the last warp) and l2norm (rows over the warps), v1's code on identical inputs
-  if (w == NW - 1 && l < M) {
-    float b = 0.f, a = 0.f;
-    for (int ww = 0; ww < 16; ++ww) { b += s_red[ww][l]; a += s_red[ww][M + l]; }
-    b = qe_round_bf16(b); a = qe_round_bf16(a);
-    s_beta[l] = qe_round_bf16(__fdiv_rn(1.f, __fadd_rn(1.f, expf(-b))));
-    const float ap = __fadd_rn(a, dtb);
-    const float sp = ap > 20.f ? ap : log1pf(expf(ap));
-    s_decay[l] = expf(__fmul_rn(negA, sp));
-  }
+  if (w == NW - 1 && l < M) gdn_gates<M>(s_red, l, [&] { return dtb; }, [&] { return negA; }, s_beta, s_decay);
   for (int vw = w; vw < 2 * M; vw += NW) {
     float* row = (vw & 1) ? s_k[vw >> 1] : s_q[vw >> 1];
     float4 t = *reinterpret_cast<float4*>(row + 4 * l);
@@ -1015,16 +967,7 @@ __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(GDN_THREADS / CL, 1
   GDN_MARK(8);
 
   // ---- 8. my state columns back (they drain during the barrier and the norm), then the core barrier
-  if (!BF16_STATE) {
-    float4* p = reinterpret_cast<float4*>(static_cast<float*>(rec_state) + base) + l;
-#pragma unroll
-    for (int c = 0; c < 8; ++c) p[c * 32] = make_float4(s[c][0], s[c][1], s[c][2], s[c][3]);
-  } else {
-    uint2* p = reinterpret_cast<uint2*>(static_cast<unsigned short*>(rec_state) + base) + l;
-#pragma unroll
-    for (int c = 0; c < 8; ++c)
-      p[c * 32] = make_uint2(qe_f32_to_bf16(s[c][0]) | ((unsigned)qe_f32_to_bf16(s[c][1]) << 16), qe_f32_to_bf16(s[c][2]) | ((unsigned)qe_f32_to_bf16(s[c][3]) << 16));
-  }
+  gdn_state_store<BF16_STATE>(s, rec_state, base, l);
   gdn_cluster_sync();                                       // every block's core values in every block
   __syncthreads();
   GDN_MARK(9);
@@ -1055,7 +998,6 @@ __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(GDN_THREADS / CL, 1
     }
     if (tid == 0 && blockIdx.x < 64) { probe[2 * GDN_NPROBE + blockIdx.x] = tg[0]; probe[2 * GDN_NPROBE + 64 + blockIdx.x] = tg[GDN_NPROBE - 1]; }
   }
-#undef GDN_MARK
 }
 
 #ifndef QE_GDN_NO_V5   // only the v5 module (-DQE_GDN_NO_V12 -DQE_GDN_NO_V3) compiles v5's 36 instantiations

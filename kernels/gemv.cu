@@ -552,29 +552,7 @@ __global__ void __launch_bounds__(32 * S) gemv_fp8_v5(const unsigned char* __res
 }
 
 // ---- v6: bulk copies (cp.async.bulk + mbarrier) into a D-stage shared-memory ring ------------------------------
-__device__ __forceinline__ unsigned smem_u32(const void* p) {
-  unsigned long long a; asm("cvta.to.shared.u64 %0, %1;" : "=l"(a) : "l"(p)); return (unsigned)a;
-}
-__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(bar), "r"(count) : "memory");
-}
-__device__ __forceinline__ void mbar_expect_tx(unsigned bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(bar), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ bool mbar_try_wait(unsigned bar, unsigned parity) {
-  unsigned ok;
-  asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
-               : "=r"(ok) : "r"(bar), "r"(parity) : "memory");
-  return ok != 0;
-}
-__device__ __forceinline__ void bulk_g2s(unsigned dst, const void* src, unsigned bytes, unsigned bar) {
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-               :: "r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
-}
-__device__ __forceinline__ uint4 lds128(unsigned a) {
-  uint4 v; asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(a)); return v;
-}
-
+// (the mbarrier and bulk-copy helpers qe_mbar_*, qe_bulk_g2s, qe_lds128, qe_smem_u32 are in common.cu)
 
 // Block: NW warps, one row group (16 rows per RG), K tiles [t0, t1) of this split. Stage j holds tiles
 // t0 + NW j .. t0 + NW j + NW - 1 of the 16 RG rows, row r at byte r * ROWB of its slot (ROWB = NW*128 + 16: the
@@ -599,22 +577,22 @@ __global__ void __launch_bounds__(32 * NW) gemv_fp8_v6(const unsigned char* __re
   for (int r = 0; r < RG; ++r) rows[r] = EPI == 2 ? blockIdx.x * 16 + r * Nout : (blockIdx.x * RG + r) * 16;
   const int t0 = (KT * ks) / KS, t1 = (KT * (ks + 1)) / KS;
   const int nstage = (t1 - t0 + NW - 1) / NW;
-  const unsigned ring0 = smem_u32(ring6), bar0 = smem_u32(full);
+  const unsigned ring0 = qe_smem_u32(ring6), bar0 = qe_smem_u32(full);
   const unsigned short* xg = x + (size_t)(g < M ? g : 0) * K;
 
   if (threadIdx.x == 0) {
-    for (int s = 0; s < D; ++s) mbar_init(bar0 + 8 * s, 1);
+    for (int s = 0; s < D; ++s) qe_mbar_init(bar0 + 8 * s, 1);
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   __syncthreads();
   auto issue = [&](int j) {                       // thread 0: stage j into slot j % D
     const int slot = j % D, k0 = t0 + NW * j, nt = min(NW, t1 - k0);
     const unsigned bar = bar0 + 8 * slot, bytes = nt * 128;
-    mbar_expect_tx(bar, bytes * ROWS);
+    qe_mbar_expect_tx(bar, bytes * ROWS);
 #pragma unroll 1
     for (int rr = 0; rr < ROWS; ++rr) {
       const int row = rows[rr >> 4] + (rr & 15);
-      bulk_g2s(ring0 + slot * SLOT + rr * ROWB, W + (size_t)row * K + (size_t)k0 * 128, bytes, bar);
+      qe_bulk_g2s(ring0 + slot * SLOT + rr * ROWB, W + (size_t)row * K + (size_t)k0 * 128, bytes, bar);
     }
   };
   if (threadIdx.x == 0)
@@ -625,7 +603,7 @@ __global__ void __launch_bounds__(32 * NW) gemv_fp8_v6(const unsigned char* __re
   for (int r = 0; r < RG; ++r) acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = 0.f;
   for (int j = 0; j < nstage; ++j) {
     const int slot = j % D, kt = t0 + NW * j + warp;
-    while (!mbar_try_wait(bar0 + 8 * slot, (j / D) & 1)) {}
+    while (!qe_mbar_try_wait(bar0 + 8 * slot, (j / D) & 1)) {}
     if (kt < t1) {
       uint4 wv[RG][2][2], xv[2][2];
       const unsigned base = ring0 + slot * SLOT + warp * 128 + 16 * t;
@@ -633,8 +611,8 @@ __global__ void __launch_bounds__(32 * NW) gemv_fp8_v6(const unsigned char* __re
       for (int s = 0; s < 2; ++s) {
 #pragma unroll
         for (int r = 0; r < RG; ++r) {
-          wv[r][s][0] = lds128(base + (r * 16 + g) * ROWB + s * 64);
-          wv[r][s][1] = lds128(base + (r * 16 + g + 8) * ROWB + s * 64);
+          wv[r][s][0] = qe_lds128(base + (r * 16 + g) * ROWB + s * 64);
+          wv[r][s][1] = qe_lds128(base + (r * 16 + g + 8) * ROWB + s * 64);
         }
         const int k = kt * 128 + s * 64 + 16 * t;
         xv[s][0] = __ldg(reinterpret_cast<const uint4*>(xg + k));

@@ -7,11 +7,12 @@ __all__ = ['PAGE', 'P_DEFAULT', 'RING_STAGES', 'STAGE_ROWS', 'VARIANTS', 'VARIAN
            'prologue', 'PoolExhausted', 'KVPool', 'PageTable', 'partitions', 'attention_emulated',
            'attention_reference', 'attention_definition', 'ulp_err', 'ring_plan', 'attention_emulated_chains',
            'AttnScratch', 'attention_scratch', 'attention_decode', 'fill_random', 'check_context', 'check_multirow',
-           'check_limits', 'time_ours', 'time_parts', 'time_sdpa', 'run_all', 'bench_register', 'verification_table',
-           'curve_plot']
+           'check_limits', 'time_ours', 'time_parts', 'time_sdpa', 'bench_pool', 'run_noise', 'run_all',
+           'bench_register', 'verification_table', 'curve_plot']
 
 # %% ../nbs/07_attention.ipynb #985e7bb5
 import math
+from contextlib import contextmanager
 from dataclasses import dataclass
 import numpy as np
 import torch
@@ -113,11 +114,29 @@ def partitions(n: int, P: int):
     c = (-(-n // P) + 31) // 32 * 32
     return [(min(n, p * c), min(n, p * c + c)) for p in range(P)]
 
+def _group_probs(q_g, Kg, parts, D: int, round_p: bool = True):
+    """Pass 1 and the merge of the statistics for one KV group, as the kernels do them: q_g [G, D], Kg [n, D] fp32 ->
+    p [G, n] fp32 under the global normaliser (bf16 values when round_p), from bf16 scores and per-partition (max, sum)."""
+    s = ((q_g.float() @ Kg.t()).to(torch.bfloat16) * D ** -0.5).float()   # [G, n] bf16 values
+    st = [(s[:, a:b].amax(1), torch.exp(s[:, a:b] - s[:, a:b].amax(1, keepdim=True)).sum(1)) for a, b in parts]
+    Mx = torch.stack([m for m, _ in st]).amax(0)                         # pass 1 -> merge (the kernel: lanes, then a butterfly)
+    L = torch.zeros_like(Mx)
+    for m, l in st: L = L + l * torch.exp(m - Mx)
+    p = torch.exp(s - Mx[:, None]) / L[:, None]                          # pass 2: p under the global normaliser
+    return p.to(torch.bfloat16).float() if round_p else p
+
+def _pv_partitions(p, Vg, parts):
+    "Pass 2 and the merge for one KV group: each partition's p.v (one fp32 matmul), summed over the partitions in order."
+    acc = torch.zeros(p.shape[0], Vg.shape[1], dtype=torch.float32, device=p.device)
+    for a, b in parts: acc = acc + p[:, a:b] @ Vg[a:b]
+    return acc
+
 def attention_emulated(qkv, pos0: int, k_ctx, v_ctx, q_norm_w, k_norm_w, cfg: ModelConfig, rope, P: int = P_DEFAULT,
-                       round_p: bool = True):
+                       round_p: bool = True, pv=_pv_partitions):
     """The kernel's algorithm in torch. qkv [M, Hq*2D + 2*Hkv*D]; k_ctx, v_ctx [Hkv, pos0, D] (the cache before the step).
     Returns (out [M, Hq*D] bf16, k, v [M, Hkv, D] appended). Row r attends to positions 0..pos0+r.
-    round_p=False skips the bf16 rounding of the probabilities (a negative control, not the algorithm)."""
+    round_p=False skips the bf16 rounding of the probabilities (a negative control, not the algorithm); `pv(p, V_g, parts)`
+    is pass 2 for one KV group (p [G, n], V_g [n, D] fp32 -> [G, D] fp32 before the rounding)."""
     M, Hq, Hkv, D = qkv.shape[0], cfg.num_attention_heads, cfg.num_key_value_heads, cfg.head_dim
     G = Hq // Hkv
     q, k, v, gate = prologue(qkv, pos0, q_norm_w, k_norm_w, cfg, rope)
@@ -128,16 +147,8 @@ def attention_emulated(qkv, pos0: int, k_ctx, v_ctx, q_norm_w, k_norm_w, cfg: Mo
         parts = [(a, b) for a, b in partitions(n, P) if b > a]
         for g in range(Hkv):
             Kg, Vg = K[g, :n].float(), V[g, :n].float()
-            s = ((q[r, g * G:(g + 1) * G].float() @ Kg.t()).to(torch.bfloat16) * D ** -0.5).float()   # [G, n] bf16 values
-            st = [(s[:, a:b].amax(1), torch.exp(s[:, a:b] - s[:, a:b].amax(1, keepdim=True)).sum(1)) for a, b in parts]
-            Mx = torch.stack([m for m, _ in st]).amax(0)                     # pass 1 -> merge (the kernel: lanes, then a butterfly)
-            L = torch.zeros_like(Mx)
-            for m, l in st: L = L + l * torch.exp(m - Mx)
-            p = torch.exp(s - Mx[:, None]) / L[:, None]                      # pass 2: p under the global normaliser
-            if round_p: p = p.to(torch.bfloat16).float()
-            acc = torch.zeros(G, D, dtype=torch.float32, device=qkv.device)
-            for a, b in parts: acc = acc + p[:, a:b] @ Vg[a:b]
-            o[r, g * G:(g + 1) * G] = acc.to(torch.bfloat16)
+            p = _group_probs(q[r, g * G:(g + 1) * G], Kg, parts, D, round_p)
+            o[r, g * G:(g + 1) * G] = pv(p, Vg, parts).to(torch.bfloat16)
     return (o * torch.sigmoid(gate)).reshape(M, Hq * D), k, v
 
 # %% ../nbs/07_attention.ipynb #6ae4adad
@@ -194,36 +205,24 @@ def ring_plan(a: int, b: int):
         plan.append((j % RING_STAGES, (j // RING_STAGES) & 1, halves))
     return plan
 
+def _pv_chains(p, Vg, parts):
+    "Pass 2 in the kernels' order for one KV group: per partition, 8 fp32 chains, summed 0..7 from 0; partitions in order."
+    G, D = p.shape[0], Vg.shape[1]
+    acc = torch.zeros(G, D)
+    for a, b in parts:
+        ch = torch.zeros(8, G, D)                                     # warp w's chain
+        for m0 in range(a, b, 8):
+            w = torch.arange(min(8, b - m0))
+            ch[w] = ch[w] + p[:, m0 + w].t()[:, :, None] * Vg[m0 + w][:, None, :]
+        part = torch.zeros(G, D)
+        for w in range(8): part = part + ch[w]
+        acc = acc + part
+    return acc
+
 def attention_emulated_chains(qkv, pos0: int, k_ctx, v_ctx, q_norm_w, k_norm_w, cfg: ModelConfig, rope, P: int = P_DEFAULT):
     """`attention_emulated` with pass 2 in the kernels' order (v1, and v2 unchanged): per partition, 8 fp32 chains (key
     a + 8m + w goes to chain w, increasing m), summed 0..7 from 0; partitions summed in order from 0. -> out [M, Hq*D]."""
-    M, Hq, Hkv, D = qkv.shape[0], cfg.num_attention_heads, cfg.num_key_value_heads, cfg.head_dim
-    G = Hq // Hkv
-    q, k, v, gate = prologue(qkv, pos0, q_norm_w, k_norm_w, cfg, rope)
-    K, V = torch.cat([k_ctx, k.transpose(0, 1)], 1), torch.cat([v_ctx, v.transpose(0, 1)], 1)
-    o = torch.empty(M, Hq, D, dtype=torch.bfloat16, device=qkv.device)
-    for r in range(M):
-        n = pos0 + r + 1
-        parts = [(a, b) for a, b in partitions(n, P) if b > a]
-        for g in range(Hkv):
-            Kg, Vg = K[g, :n].float(), V[g, :n].float()
-            s = ((q[r, g * G:(g + 1) * G].float() @ Kg.t()).to(torch.bfloat16) * D ** -0.5).float()
-            st = [(s[:, a:b].amax(1), torch.exp(s[:, a:b] - s[:, a:b].amax(1, keepdim=True)).sum(1)) for a, b in parts]
-            Mx = torch.stack([m for m, _ in st]).amax(0)
-            L = torch.zeros_like(Mx)
-            for m, l in st: L = L + l * torch.exp(m - Mx)
-            p = (torch.exp(s - Mx[:, None]) / L[:, None]).to(torch.bfloat16).float()          # [G, n]
-            acc = torch.zeros(G, D)
-            for a, b in parts:
-                ch = torch.zeros(8, G, D)                                     # warp w's chain
-                for m0 in range(a, b, 8):
-                    w = torch.arange(min(8, b - m0))
-                    ch[w] = ch[w] + p[:, m0 + w].t()[:, :, None] * Vg[m0 + w][:, None, :]
-                part = torch.zeros(G, D)
-                for w in range(8): part = part + ch[w]
-                acc = acc + part
-            o[r, g * G:(g + 1) * G] = acc.to(torch.bfloat16)
-    return (o * torch.sigmoid(gate)).reshape(M, Hq * D)
+    return attention_emulated(qkv, pos0, k_ctx, v_ctx, q_norm_w, k_norm_w, cfg, rope, P, pv=_pv_chains)[0]
 
 # %% ../nbs/07_attention.ipynb #64e13d76
 @dataclass
@@ -396,42 +395,41 @@ def check_limits(cfg, dev, variant=None):
                 other_session_intact=bool(torch.equal(pool.kv[:, :, b.pages], before[:, :, b.pages])),
                 free_after=pool.n_free)
 
-def time_ours(cfg, pool, n, scr, rope, gen, variant=None, pdl=False):
-    "Median us of one decode step at context n inside a CUDA graph, cycling through page tables past the L2."
+@contextmanager
+def _rotation(cfg, pool, n, gen, rot_bytes):
+    """One decode row at context n over R copies of its cache (enough to rotate past the L2, as many as the pool holds):
+    yields (tabs, qkv, qw, kw, ctl, out) with R page tables backed up to n; releases the tables after."""
     dev = pool.kv.device
-    variant = VARIANT if variant is None else variant
-    kv_bytes = n * cfg.num_key_value_heads * cfg.head_dim * 2 * 2
-    R_ = min(rotation_count(kv_bytes), pool.n_free // -(-n // PAGE))
+    R_ = min(rotation_count(rot_bytes), pool.n_free // -(-n // PAGE))
     tabs = [PageTable(pool, -(-n // PAGE), dev) for _ in range(R_)]
     try:
         for t in tabs: t.ensure(n)
         qkv, qw, kw = _inputs(cfg, 1, gen, dev)
         ctl = torch.tensor([n - 1], dtype=torch.int32, device=dev)
         out = torch.empty(1, cfg.num_attention_heads * cfg.head_dim, dtype=torch.bfloat16, device=dev)
-        ms = median(time_graph(lambda i: attention_decode(qkv, ctl, pool, 0, tabs[i], qw, kw, cfg, out, scr, rope, variant=variant, pdl=pdl),
-                               calls=R_, reps=10))
+        yield tabs, qkv, qw, kw, ctl, out
     finally:
         for t in tabs: t.release()
+
+def time_ours(cfg, pool, n, scr, rope, gen, variant=None, pdl=False):
+    "Median us of one decode step at context n inside a CUDA graph, cycling through page tables past the L2."
+    variant = VARIANT if variant is None else variant
+    kv_bytes = n * cfg.num_key_value_heads * cfg.head_dim * 2 * 2
+    with _rotation(cfg, pool, n, gen, kv_bytes) as (tabs, qkv, qw, kw, ctl, out):
+        R_ = len(tabs)
+        ms = median(time_graph(lambda i: attention_decode(qkv, ctl, pool, 0, tabs[i], qw, kw, cfg, out, scr, rope, variant=variant, pdl=pdl),
+                               calls=R_, reps=10))
     return dict(n=n, P=scr.P, variant=variant, pdl=pdl, us=ms * 1e3, kv_bytes=kv_bytes, tbps=kv_bytes / (ms * 1e-3) / 1e12, rotation=R_)
 
 def time_parts(cfg, pool, n, scr, rope, gen, variant=2):
     "Each of the four launches alone, in a CUDA graph (same rotation as time_ours): where the time of a step goes."
-    dev = pool.kv.device
-    R_ = min(rotation_count(n * 4096), pool.n_free // -(-n // PAGE))
-    tabs = [PageTable(pool, -(-n // PAGE), dev) for _ in range(R_)]
     names = tuple(f[5:] for f in VARIANTS[variant][:4] if f)                 # e.g. prologue, scores_v2, pv_v1, merge
-    try:
-        for t in tabs: t.ensure(n)
-        qkv, qw, kw = _inputs(cfg, 1, gen, dev)
-        ctl = torch.tensor([n - 1], dtype=torch.int32, device=dev)
-        out = torch.empty(1, cfg.num_attention_heads * cfg.head_dim, dtype=torch.bfloat16, device=dev)
+    with _rotation(cfg, pool, n, gen, n * 4096) as (tabs, qkv, qw, kw, ctl, out):
         L = [_launches(qkv, ctl, pool.kv[0, 0], pool.kv[1, 0], t.table, qw, kw, cfg, out, scr, rope, 1, variant) for t in tabs]
         for l in L[0]: launch(*l)                                              # a full step first: scratch holds real values
         res = {}
         for i, name in enumerate(names):
-            res[name] = 1e3 * median(time_graph(lambda j: launch(*L[j][i]), calls=R_, reps=10))
-    finally:
-        for t in tabs: t.release()
+            res[name] = 1e3 * median(time_graph(lambda j: launch(*L[j][i]), calls=len(tabs), reps=10))
     return dict(n=n, P=scr.P, variant=variant, **res)
 
 def time_sdpa(cfg, n, gen):
@@ -445,20 +443,35 @@ def time_sdpa(cfg, n, gen):
     ms = median(time_graph(lambda i: F.scaled_dot_product_attention(q, ks[i], vs[i], enable_gqa=True), calls=R_, reps=10))
     return dict(n=n, us=ms * 1e3, kv_bytes=kv_bytes, tbps=kv_bytes / (ms * 1e-3) / 1e12)
 
-def run_all(record_dir=None):
-    "Verify, then measure, the decode attention at the 27B shapes; print a short table; write the record."
-    import json, time, traceback
+def bench_pool(dev: str = "cuda"):
+    """The GPU runs' common start: the 27B config, a seeded generator, rope up to 128K + 256, and a one-layer pool of
+    1040 pages filled with random values whose free list is shuffled (scattered pages: paging is exercised).
+    -> (cfg, dev, gen, max_ctx, rope, pool)."""
     from qwen_engine.config import preset
-    from qwen_engine.gemv import bandwidth_now
-    t0 = time.time()
-    cfg, dev = preset("qwen3_5_27b"), "cuda"
+    cfg = preset("qwen3_5_27b")
     gen = torch.Generator(device=dev).manual_seed(0)
     max_ctx = 131072 + 256
     rope = rope_table(cfg, max_ctx, dev)
     pool = KVPool(cfg, 1040, n_layers=1, device=dev)
     fill_random(pool, gen)
-    perm = torch.randperm(pool.n_pages, generator=torch.Generator().manual_seed(1)).tolist()
-    pool.free_list = perm                                                     # scattered pages: paging is exercised
+    pool.free_list = torch.randperm(pool.n_pages, generator=torch.Generator().manual_seed(1)).tolist()
+    return cfg, dev, gen, max_ctx, rope, pool
+
+def run_noise(cs, data: dict):
+    """The run's own noise from its `check_context` rows `cs`: the largest error (ulps) and mismatch fraction of the fp32
+    implementations that are not the kernel (the reference on the GPU, the emulation at another P). The tolerance is
+    twice each; both go into `data`. -> (noise, noise_m)."""
+    noise = max([max(c["ulp_reference"], c["ulp_emulation_alt_P"]) for c in cs] + [0.0])
+    noise_m = max([max(c["mism_reference"], c["mism_emulation_alt_P"]) for c in cs] + [0.0])
+    data.update(noise_ulp=noise, tol_ulp=2 * noise, noise_mismatch=noise_m, tol_mismatch=2 * noise_m)
+    return noise, noise_m
+
+def run_all(record_dir=None):
+    "Verify, then measure, the decode attention at the 27B shapes; print a short table; write the record."
+    import json, time, traceback
+    from qwen_engine.gemv import bandwidth_now
+    t0 = time.time()
+    cfg, dev, gen, max_ctx, rope, pool = bench_pool()
     scr = attention_scratch(cfg, 8, dev, P=P_DEFAULT, max_ctx=max_ctx)
     data = dict(P=P_DEFAULT, checks=[], multirow=[], errors=[])
     def guard(what, fn):
@@ -481,9 +494,7 @@ def run_all(record_dir=None):
         if c: data["multirow"].append(c); print("multirow", c, f"[{time.time() - t0:.0f} s]", flush=True)
         t.release()
     cs = data["checks"]
-    noise = max([max(c["ulp_reference"], c["ulp_emulation_alt_P"]) for c in cs] + [0.0])
-    noise_m = max([max(c["mism_reference"], c["mism_emulation_alt_P"]) for c in cs] + [0.0])
-    data.update(noise_ulp=noise, tol_ulp=2 * noise, noise_mismatch=noise_m, tol_mismatch=2 * noise_m)
+    noise, noise_m = run_noise(cs, data)
     for c in cs:
         c["ok"] = c["unwritten"] == 0 and c["ulp_kernel"] <= 2 * noise and c["mism_kernel"] <= 2 * noise_m and c["context_unchanged"]
     print(f"checks: {sum(c['ok'] for c in cs)}/{len(cs)} within {2 * noise:.3f} ulp and {2 * noise_m:.4f} outputs differing "

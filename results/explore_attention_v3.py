@@ -4,7 +4,6 @@ Writes OUT_DIR/attention_v3_h200.json (write_record). A variant that fails a che
 import json, sys, time, traceback
 import torch
 from qwen_engine import attention as A
-from qwen_engine.config import preset
 
 CUR = A.VARIANT                 # the engine's variant today (2)
 NEW = [3, 4]                    # the variants under test (4: 3 with the prologue inside pass 1)
@@ -41,13 +40,7 @@ def same_as_current(cfg, pool, n, M, v, gen, rope, scr, dev):
 def main(out_dir):
     from qwen_engine.gemv import bandwidth_now
     t0 = time.time()
-    cfg, dev = preset("qwen3_5_27b"), "cuda"
-    gen = torch.Generator(device=dev).manual_seed(0)
-    max_ctx = 131072 + 256
-    rope = A.rope_table(cfg, max_ctx, dev)
-    pool = A.KVPool(cfg, 1040, n_layers=1, device=dev)
-    A.fill_random(pool, gen)
-    pool.free_list = torch.randperm(pool.n_pages, generator=torch.Generator().manual_seed(1)).tolist()   # scattered pages
+    cfg, dev, gen, max_ctx, rope, pool = A.bench_pool()                      # scattered pages
     scr = A.attention_scratch(cfg, 8, dev, P=A.P_DEFAULT, max_ctx=max_ctx)
     data = dict(P=A.P_DEFAULT, current=CUR, new=NEW, variants={k: list(v) for k, v in A.VARIANTS.items()},
                 checks=[], identity=[], multirow=[], errors=[], failed={}, timing=[], parts=[], p_sweep=[], sdpa=[])
@@ -86,9 +79,7 @@ def main(out_dir):
                 data["failed"].setdefault(v, []).append(f"limits: {lim}")
         else: data["failed"].setdefault(v, []).append("limits raised")
     cs = data["checks"]
-    noise = max([max(c["ulp_reference"], c["ulp_emulation_alt_P"]) for c in cs] + [0.0])
-    noise_m = max([max(c["mism_reference"], c["mism_emulation_alt_P"]) for c in cs] + [0.0])
-    data.update(noise_ulp=noise, tol_ulp=2 * noise, noise_mismatch=noise_m, tol_mismatch=2 * noise_m)
+    noise, noise_m = A.run_noise(cs, data)
     for c in cs:
         c["ok"] = (c["unwritten"] == 0 and c["ulp_kernel"] <= 2 * noise and c["mism_kernel"] <= 2 * noise_m and c["context_unchanged"]
                    and c["k_append_identical"] and c["v_append_identical"])

@@ -77,13 +77,13 @@ def identity(T=40, seed=9):
         for n in candidates(): res[n][key] = ok[n]
     return res
 
-def probe_identity(T=16, seed=11):
-    "The probe builds (M = 1, fp32 and bf16 state) against v1 over T consecutive calls: must be identical too."
+def probe_identity(T=16, seed=11, variants=(3, 4)):
+    "The probe builds of `variants` (M = 1, fp32 and bf16 state) against v1 over T consecutive calls: must be identical too."
     P = G.gdn_params(G.layer_weights(CFG, seed, DEV), "L.")
     gen = torch.Generator(device=DEV).manual_seed(seed)
     res = {}
     probe = torch.zeros(G.PROBE_WORDS, dtype=torch.int64, device=DEV)
-    for v in (3, 4):
+    for v in variants:
         for sd in (torch.float32, torch.bfloat16):
             conv, rec = G.gdn_state(CFG, 1, DEV, sd)
             conv.copy_(G._rand(conv.shape, gen)); rec.copy_(G._rand(rec.shape, gen, 0.05, sd))

@@ -30,27 +30,9 @@ E.candidates = lambda: dict(CANDS)                       # E.identity compares t
 data = dict(has_pdl=E.HAS_PDL)
 failures = E.failures                                    # E.safe appends here
 
-def probe_identity(T=16, seed=11):
-    "The v5/v6 probe builds (M = 1, fp32 and bf16 state) against v1 over T consecutive calls."
-    P = G.gdn_params(G.layer_weights(CFG, seed, DEV), "L.")
-    gen = torch.Generator(device=DEV).manual_seed(seed)
-    res, probe = {}, torch.zeros(G.PROBE_WORDS, dtype=torch.int64, device=DEV)
-    for v in (5, 6):
-        for sd in (torch.float32, torch.bfloat16):
-            conv, rec = G.gdn_state(CFG, 1, DEV, sd)
-            conv.copy_(G._rand(conv.shape, gen)); rec.copy_(G._rand(rec.shape, gen, 0.05, sd))
-            c2, r2 = conv.clone(), rec.clone()
-            ctl = torch.zeros(4, dtype=torch.int32, device=DEV)
-            o1, o2 = torch.empty(1, VD, dtype=BF, device=DEV), torch.empty(1, VD, dtype=BF, device=DEV)
-            same = 0
-            for t in range(T):
-                qkvz, x = G._rand((1, C + VD), gen), G._rand((1, HID), gen)
-                ctl.fill_(50 + t); o1.fill_(float("nan")); o2.fill_(float("nan"))
-                G.gdn_decode(qkvz, x, **P, conv_state=conv, rec_state=rec, layer=0, ctl=ctl, cfg=CFG, out=o1, variant=1)
-                G.gdn_decode(qkvz, x, **P, conv_state=c2, rec_state=r2, layer=0, ctl=ctl, cfg=CFG, out=o2, variant=v, probe=probe)
-                same += bool(torch.equal(o1, o2) and torch.equal(rec, r2) and torch.equal(conv, c2) and not o2.isnan().any())
-            res[f"v{v}_probe_{str(sd).split('.')[-1]}"] = dict(calls=T, identical=same)
-    return res
+def probe_identity():
+    "The v5/v6 probe builds (M = 1, fp32 and bf16 state) against v1 over 16 consecutive calls (explore_gdn_v3's check)."
+    return E.probe_identity(variants=(5, 6))
 
 def probe(v, pdl=False):
     E.PHASES = PHASES5 if v >= 5 else PHASES3
