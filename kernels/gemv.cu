@@ -346,7 +346,7 @@ __device__ __forceinline__ void gemv_v3_body(const unsigned char* __restrict__ W
   float acc[RG][4];
 #pragma unroll
   for (int r = 0; r < RG; ++r) acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = 0.f;
-  // PDL: wait for the kernel before before the first load. (Requesting the first weight tile before the wait costs
+  // PDL: wait for the previous kernel before the first load. (Requesting the first weight tile before the wait costs
   // registers: 128 -> 152 on the SwiGLU shape, one resident block per SM instead of two, 16 % slower: measured.)
   qe_grid_wait();
   qe_grid_launch_dependents();

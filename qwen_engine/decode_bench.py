@@ -276,7 +276,7 @@ def run_decode_bench(record_dir=None, disk: str = None, peer: bool = True, parts
     if unknown: raise ValueError(f"unknown parts {sorted(unknown)}; choose from {PARTS}")
     if not peer: parts = tuple(p for p in parts if p != "peer")
     cmd = ("qwen-engine bench decode --record " + str(record_dir) + (f" --disk {disk}" if disk else "") + ("" if peer else " --no-peer")
-           + ("" if tuple(parts) == PARTS else " --parts " + ",".join(parts)))
+           + ("" if tuple(parts) == PARTS else " --parts " + ",".join(parts)) + ("" if name == "decode_h200" else f" --name {name}"))
     def save():                                               # after every part: a run cut short still leaves its record
         write_record(name, "The assembled decode step of the 27B-shape synthetic model (seed 0, generated on the GPU): "
                      "gates (graph = eager, teacher-forced vs the GPU reference with its envelope, tiny model vs reference, allocations) "

@@ -381,8 +381,7 @@ def gdn_decode(qkvz, x, w_b, w_a, conv_w, A_log, dt_bias, norm_w, conv_state, re
         assert probe is None or (M == 1 and probe.dtype == torch.int64 and probe.numel() >= PROBE_WORDS and probe.is_cuda)
         args += (np.uint64(0) if probe is None else probe,)
     k = _kernel(M, rec_state.dtype == torch.bfloat16, v, (HV, cfg.linear_num_key_heads, hid), probe is not None)
-    if pdl: launch(k, (bph * HV,), (nt,), args, pdl=True)
-    else: launch(k, (bph * HV,), (nt,), args)
+    launch(k, (bph * HV,), (nt,), args, pdl=pdl)
     return out
 
 # %% ../nbs/08_gdn.ipynb #c5b98f9e
