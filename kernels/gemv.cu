@@ -720,6 +720,159 @@ __global__ void __launch_bounds__(32 * S) gemv_fp8_v7(const unsigned char* __res
 GEMV7_INST(4, 1, 0, 4, 0, false) GEMV7_INST(4, 1, 0, 3, 4, false) GEMV7_INST(4, 1, 0, 4, 0, true) GEMV7_INST(8, 1, 0, 4, 4, true)
 GEMV7_INST(2, 1, 1, 4, 0, false) GEMV7_INST(2, 1, 1, 3, 4, true) GEMV7_INST(8, 2, 2, 3, 0, false) GEMV7_INST(8, 2, 2, 3, 4, true)
 
+// ---- v8: a persistent stream; a producer warp's bulk copies feed NC consumer warps through a D-slot ring ----------
+__device__ __forceinline__ void mbar_arrive(unsigned bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(bar) : "memory");
+}
+__device__ __forceinline__ void consumers_sync(int nthreads) {   // named barrier 1: the consumer warps only
+  asm volatile("bar.sync 1, %0;" :: "r"(nthreads) : "memory");
+}
+__device__ __forceinline__ int v8_block_of(int u, int T, int nb) { return (int)(((long long)(u + 1) * nb - 1) / T); }
+__device__ __forceinline__ int v8_first_unit(int b, int T, int nb) { return (int)((long long)T * b / nb); }
+
+// Row rr (0 .. 16 RG - 1) of row group grp: plain groups are 16 RG consecutive rows; SwiGLU pairs gate rows grp*16..
+// with the up rows Nout + grp*16..
+template <int RG, int EPI>
+__device__ __forceinline__ int v8_row(int grp, int rr, int Nout) {
+  return EPI == 2 ? (rr >> 4) * Nout + grp * 16 + (rr & 15) : grp * 16 * RG + rr;
+}
+
+template <int NC, int RG, int EPI, int C, int D>
+__global__ void __launch_bounds__(32 * (NC + 1), 1) gemv_fp8_v8(const unsigned char* __restrict__ W, const float* __restrict__ scale,
+                                                                const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
+                                                                unsigned short* __restrict__ y, int N, int K, int M, int ldy,
+                                                                float* __restrict__ partial, unsigned* __restrict__ counters) {
+  static_assert(RG == 1 || RG == 2, "one or two row groups");
+  static_assert(EPI != 2 || RG == 2, "SwiGLU needs the gate and up row groups");
+  constexpr int ROWS = 16 * RG, ROWB = C * 128 + 64, SLOT = ROWS * ROWB;
+  extern __shared__ __align__(128) unsigned char ring8[];
+  __shared__ __align__(8) unsigned long long full[D], empty[D];
+  __shared__ float red[2][NC > 1 ? NC - 1 : 1][RG][32][4];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int KT = K >> 7, CPG = (KT + C - 1) / C;                 // K tiles; chunks per row group
+  const int Nout = EPI == 2 ? N / 2 : N;
+  const int G = EPI == 2 ? Nout / 16 : N / ROWS, T = G * CPG, nb = gridDim.x;
+  const int u0 = v8_first_unit(blockIdx.x, T, nb), u1 = v8_first_unit(blockIdx.x + 1, T, nb);
+  const unsigned ring0 = qe_smem_u32(ring8), fb = qe_smem_u32(full), eb = qe_smem_u32(empty);
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < D; ++s) { qe_mbar_init(fb + 8 * s, 1); qe_mbar_init(eb + 8 * s, NC); }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+
+  if (warp == NC) {                                  // ---- the producer: weights only, so no wait for the previous kernel
+    qe_grid_launch_dependents();
+    for (int i = 0, u = u0; u < u1; ++i, ++u) {
+      const int slot = i % D, grp = u / CPG, c = u - grp * CPG, nt = min(C, KT - c * C);
+      if (i >= D) {
+        while (!qe_mbar_try_wait(eb + 8 * slot, ((i / D) - 1) & 1)) {}
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");   // the consumers' reads before the copy's writes
+      }
+      if (lane == 0) qe_mbar_expect_tx(fb + 8 * slot, nt * 128 * ROWS);
+      __syncwarp();
+      for (int rr = lane; rr < ROWS; rr += 32)
+        qe_bulk_g2s(ring0 + slot * SLOT + rr * ROWB, W + (size_t)v8_row<RG, EPI>(grp, rr, Nout) * K + (size_t)c * C * 128,
+                    nt * 128, fb + 8 * slot);
+    }
+    return;
+  }
+
+  // ---- the consumers
+  const int g = lane >> 2, t = lane & 3;
+  const unsigned short* xg = x + (size_t)(g < M ? g : 0) * K;
+  qe_grid_wait();                                    // x and the residual come from earlier kernels
+  qe_grid_launch_dependents();
+  float acc[RG][4];
+#pragma unroll
+  for (int r = 0; r < RG; ++r) acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = 0.f;
+  int par = 0;
+  for (int i = 0, u = u0; u < u1; ++i, ++u) {
+    const int slot = i % D, grp = u / CPG, c = u - grp * CPG, nt = min(C, KT - c * C);
+    int rows[RG];
+#pragma unroll
+    for (int r = 0; r < RG; ++r) rows[r] = v8_row<RG, EPI>(grp, 16 * r, Nout);
+    while (!qe_mbar_try_wait(fb + 8 * slot, (i / D) & 1)) {}
+    for (int j = warp; j < nt; j += NC) {
+      const int kt = c * C + j;
+      uint4 wv[RG][2][2], xv[2][2];
+      const unsigned base = ring0 + slot * SLOT + j * 128 + 16 * t;
+#pragma unroll
+      for (int s = 0; s < 2; ++s) {
+#pragma unroll
+        for (int r = 0; r < RG; ++r) {
+          wv[r][s][0] = qe_lds128(base + (r * 16 + g) * ROWB + s * 64);
+          wv[r][s][1] = qe_lds128(base + (r * 16 + g + 8) * ROWB + s * 64);
+        }
+        const int k = kt * 128 + s * 64 + 16 * t;
+        xv[s][0] = __ldg(reinterpret_cast<const uint4*>(xg + k));
+        xv[s][1] = __ldg(reinterpret_cast<const uint4*>(xg + k + 8));
+      }
+      mma_tile<RG>(acc, wv, xv, scale, rows, KT, kt);
+    }
+    __syncwarp();
+    if (lane == 0) mbar_arrive(eb + 8 * slot);      // this warp is done with the slot
+    if (c != CPG - 1 && u != u1 - 1) continue;
+    // ---- the row group is done here: the consumer warps' sums in warp order (red is double-buffered by group parity,
+    // so one barrier per group suffices: a warp can be at most one group ahead of warp 0)
+    if (NC > 1) {
+      if (warp > 0)
+#pragma unroll
+        for (int r = 0; r < RG; ++r)
+#pragma unroll
+          for (int q = 0; q < 4; ++q) red[par][warp - 1][r][lane][q] = acc[r][q];
+      consumers_sync(32 * NC);
+      if (warp == 0)
+        for (int w = 0; w < NC - 1; ++w)
+#pragma unroll
+          for (int r = 0; r < RG; ++r)
+#pragma unroll
+            for (int q = 0; q < 4; ++q) acc[r][q] += red[par][w][r][lane][q];
+    }
+    par ^= 1;
+    if (warp == 0) {
+      const int blo = v8_block_of(grp * CPG, T, nb), bhi = v8_block_of(grp * CPG + CPG - 1, T, nb);
+      bool store = blo == bhi;
+      if (!store) {                                  // shared with other blocks: the last to arrive adds in block order
+        const int side = grp == u0 / CPG ? 0 : 1;    // slot 0: this block's first group; slot 1: its last
+        float* mine = partial + ((size_t)blockIdx.x * 2 + side) * (RG * 128);
+#pragma unroll
+        for (int r = 0; r < RG; ++r)
+#pragma unroll
+          for (int q = 0; q < 4; ++q) mine[(r * 32 + lane) * 4 + q] = acc[r][q];
+        __threadfence();
+        unsigned last = 0;
+        if (lane == 0) last = atomicAdd(&counters[grp], 1u) == (unsigned)(bhi - blo);
+        store = __shfl_sync(0xffffffffu, last, 0) != 0;
+        if (store) {
+          __threadfence();
+          if (lane == 0) counters[grp] = 0;
+#pragma unroll
+          for (int r = 0; r < RG; ++r) acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = 0.f;
+          for (int b = blo; b <= bhi; ++b) {
+            const int sb = grp == v8_first_unit(b, T, nb) / CPG ? 0 : 1;
+            const volatile float* p = partial + ((size_t)b * 2 + sb) * (RG * 128);
+#pragma unroll
+            for (int r = 0; r < RG; ++r)
+#pragma unroll
+              for (int q = 0; q < 4; ++q) acc[r][q] += p[(r * 32 + lane) * 4 + q];
+          }
+        }
+      }
+      if (store) epilogue_store<RG, EPI>(acc, rows, grp, lane, M, res, y, ldy);
+    }
+#pragma unroll
+    for (int r = 0; r < RG; ++r) acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = 0.f;
+  }
+}
+
+#define GEMV8_INST(NC, RG, EPI, C, D) template __global__ void gemv_fp8_v8<NC, RG, EPI, C, D>(const unsigned char*, const float*, \
+    const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+// (the sweep of qwen_engine.gemv.V8_SWEEP; a test keeps the two lists the same)
+GEMV8_INST(8, 1, 0, 8, 8) GEMV8_INST(4, 1, 0, 8, 8) GEMV8_INST(8, 1, 0, 16, 4) GEMV8_INST(8, 1, 0, 8, 6) GEMV8_INST(8, 1, 0, 16, 6) GEMV8_INST(8, 1, 0, 8, 12)
+GEMV8_INST(8, 1, 1, 8, 8) GEMV8_INST(4, 1, 1, 8, 8) GEMV8_INST(8, 1, 1, 16, 4) GEMV8_INST(8, 1, 1, 8, 6) GEMV8_INST(8, 1, 1, 16, 6) GEMV8_INST(8, 1, 1, 8, 12)
+GEMV8_INST(8, 2, 2, 8, 4) GEMV8_INST(4, 2, 2, 4, 8) GEMV8_INST(8, 2, 2, 8, 6) GEMV8_INST(4, 2, 2, 4, 5)
+GEMV8_INST(8, 1, 0, 8, 4) GEMV8_INST(4, 1, 0, 4, 8) GEMV8_INST(4, 1, 0, 4, 5)
+
 // ---- lm_head: bf16 weights over a row set, fused with argmax --------------------------------------------
 // Block b computes the logits of rows rowset[16 b .. 16 b + 15] for M tokens (bf16-rounded, as the oracle's logits
 // are), writes them if `logits` is not null, and writes its best (value, lowest id) per token to `part`.
