@@ -737,6 +737,85 @@ __device__ __forceinline__ int v8_row(int grp, int rr, int Nout) {
   return EPI == 2 ? (rr >> 4) * Nout + grp * 16 + (rr & 15) : grp * 16 * RG + rr;
 }
 
+// The producer warp: for each unit of [u0, u1), wait for its slot to be free, then one bulk copy per row (lanes in
+// parallel) completing on the slot's full barrier.
+template <int RG, int EPI, int C, int D>
+__device__ __forceinline__ void v8_produce(const unsigned char* __restrict__ W, unsigned ring0, unsigned fb, unsigned eb, int u0, int u1,
+                                           int CPG, int KT, int K, int Nout, int lane) {
+  constexpr int ROWS = 16 * RG, ROWB = C * 128 + 64, SLOT = ROWS * ROWB;
+  qe_grid_launch_dependents();
+  for (int i = 0, u = u0; u < u1; ++i, ++u) {
+    const int slot = i % D, grp = u / CPG, c = u - grp * CPG, nt = min(C, KT - c * C);
+    if (i >= D) {
+      while (!qe_mbar_try_wait(eb + 8 * slot, ((i / D) - 1) & 1)) {}
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");   // the consumers' reads before the copy's writes
+    }
+    if (lane == 0) qe_mbar_expect_tx(fb + 8 * slot, nt * 128 * ROWS);
+    __syncwarp();
+    for (int rr = lane; rr < ROWS; rr += 32)
+      qe_bulk_g2s(ring0 + slot * SLOT + rr * ROWB, W + (size_t)v8_row<RG, EPI>(grp, rr, Nout) * K + (size_t)c * C * 128,
+                  nt * 128, fb + 8 * slot);
+  }
+}
+
+// A row group is done in this block: the consumer warps' sums in warp order (red is double-buffered by group parity by
+// the caller, so one barrier per group suffices: a warp can be at most one group ahead of warp 0); then either the store,
+// or, for a group shared with other blocks, this block's partial, and the last block to arrive adds them in block order.
+// Every consumer warp calls it; acc is zero on return.
+template <int NC, int RG, int EPI>
+__device__ __forceinline__ void v8_finish_group(float (&acc)[RG][4], float (*red)[RG][32][4], const int (&rows)[RG], int grp, int CPG,
+                                                int T, int nb, int u0, int lane, int warp, int M, const unsigned short* __restrict__ res,
+                                                unsigned short* __restrict__ y, int ldy, float* __restrict__ partial,
+                                                unsigned* __restrict__ counters) {
+  if (NC > 1) {
+    if (warp > 0)
+#pragma unroll
+      for (int r = 0; r < RG; ++r)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) red[warp - 1][r][lane][q] = acc[r][q];
+    consumers_sync(32 * NC);
+    if (warp == 0)
+      for (int w = 0; w < NC - 1; ++w)
+#pragma unroll
+        for (int r = 0; r < RG; ++r)
+#pragma unroll
+          for (int q = 0; q < 4; ++q) acc[r][q] += red[w][r][lane][q];
+  }
+  if (warp == 0) {
+    const int blo = v8_block_of(grp * CPG, T, nb), bhi = v8_block_of(grp * CPG + CPG - 1, T, nb);
+    bool store = blo == bhi;
+    if (!store) {                                  // shared with other blocks: the last to arrive adds in block order
+      const int side = grp == u0 / CPG ? 0 : 1;    // slot 0: this block's first group; slot 1: its last
+      float* mine = partial + ((size_t)blockIdx.x * 2 + side) * (RG * 128);
+#pragma unroll
+      for (int r = 0; r < RG; ++r)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) mine[(r * 32 + lane) * 4 + q] = acc[r][q];
+      __threadfence();
+      unsigned last = 0;
+      if (lane == 0) last = atomicAdd(&counters[grp], 1u) == (unsigned)(bhi - blo);
+      store = __shfl_sync(0xffffffffu, last, 0) != 0;
+      if (store) {
+        __threadfence();
+        if (lane == 0) counters[grp] = 0;
+#pragma unroll
+        for (int r = 0; r < RG; ++r) acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = 0.f;
+        for (int b = blo; b <= bhi; ++b) {
+          const int sb = grp == v8_first_unit(b, T, nb) / CPG ? 0 : 1;
+          const volatile float* p = partial + ((size_t)b * 2 + sb) * (RG * 128);
+#pragma unroll
+          for (int r = 0; r < RG; ++r)
+#pragma unroll
+            for (int q = 0; q < 4; ++q) acc[r][q] += p[(r * 32 + lane) * 4 + q];
+        }
+      }
+    }
+    if (store) epilogue_store<RG, EPI>(acc, rows, grp, lane, M, res, y, ldy);
+  }
+#pragma unroll
+  for (int r = 0; r < RG; ++r) acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = 0.f;
+}
+
 template <int NC, int RG, int EPI, int C, int D>
 __global__ void __launch_bounds__(32 * (NC + 1), 1) gemv_fp8_v8(const unsigned char* __restrict__ W, const float* __restrict__ scale,
                                                                 const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
@@ -761,19 +840,7 @@ __global__ void __launch_bounds__(32 * (NC + 1), 1) gemv_fp8_v8(const unsigned c
   __syncthreads();
 
   if (warp == NC) {                                  // ---- the producer: weights only, so no wait for the previous kernel
-    qe_grid_launch_dependents();
-    for (int i = 0, u = u0; u < u1; ++i, ++u) {
-      const int slot = i % D, grp = u / CPG, c = u - grp * CPG, nt = min(C, KT - c * C);
-      if (i >= D) {
-        while (!qe_mbar_try_wait(eb + 8 * slot, ((i / D) - 1) & 1)) {}
-        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");   // the consumers' reads before the copy's writes
-      }
-      if (lane == 0) qe_mbar_expect_tx(fb + 8 * slot, nt * 128 * ROWS);
-      __syncwarp();
-      for (int rr = lane; rr < ROWS; rr += 32)
-        qe_bulk_g2s(ring0 + slot * SLOT + rr * ROWB, W + (size_t)v8_row<RG, EPI>(grp, rr, Nout) * K + (size_t)c * C * 128,
-                    nt * 128, fb + 8 * slot);
-    }
+    v8_produce<RG, EPI, C, D>(W, ring0, fb, eb, u0, u1, CPG, KT, K, Nout, lane);
     return;
   }
 
@@ -812,56 +879,8 @@ __global__ void __launch_bounds__(32 * (NC + 1), 1) gemv_fp8_v8(const unsigned c
     __syncwarp();
     if (lane == 0) mbar_arrive(eb + 8 * slot);      // this warp is done with the slot
     if (c != CPG - 1 && u != u1 - 1) continue;
-    // ---- the row group is done here: the consumer warps' sums in warp order (red is double-buffered by group parity,
-    // so one barrier per group suffices: a warp can be at most one group ahead of warp 0)
-    if (NC > 1) {
-      if (warp > 0)
-#pragma unroll
-        for (int r = 0; r < RG; ++r)
-#pragma unroll
-          for (int q = 0; q < 4; ++q) red[par][warp - 1][r][lane][q] = acc[r][q];
-      consumers_sync(32 * NC);
-      if (warp == 0)
-        for (int w = 0; w < NC - 1; ++w)
-#pragma unroll
-          for (int r = 0; r < RG; ++r)
-#pragma unroll
-            for (int q = 0; q < 4; ++q) acc[r][q] += red[par][w][r][lane][q];
-    }
+    v8_finish_group<NC, RG, EPI>(acc, red[par], rows, grp, CPG, T, nb, u0, lane, warp, M, res, y, ldy, partial, counters);
     par ^= 1;
-    if (warp == 0) {
-      const int blo = v8_block_of(grp * CPG, T, nb), bhi = v8_block_of(grp * CPG + CPG - 1, T, nb);
-      bool store = blo == bhi;
-      if (!store) {                                  // shared with other blocks: the last to arrive adds in block order
-        const int side = grp == u0 / CPG ? 0 : 1;    // slot 0: this block's first group; slot 1: its last
-        float* mine = partial + ((size_t)blockIdx.x * 2 + side) * (RG * 128);
-#pragma unroll
-        for (int r = 0; r < RG; ++r)
-#pragma unroll
-          for (int q = 0; q < 4; ++q) mine[(r * 32 + lane) * 4 + q] = acc[r][q];
-        __threadfence();
-        unsigned last = 0;
-        if (lane == 0) last = atomicAdd(&counters[grp], 1u) == (unsigned)(bhi - blo);
-        store = __shfl_sync(0xffffffffu, last, 0) != 0;
-        if (store) {
-          __threadfence();
-          if (lane == 0) counters[grp] = 0;
-#pragma unroll
-          for (int r = 0; r < RG; ++r) acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = 0.f;
-          for (int b = blo; b <= bhi; ++b) {
-            const int sb = grp == v8_first_unit(b, T, nb) / CPG ? 0 : 1;
-            const volatile float* p = partial + ((size_t)b * 2 + sb) * (RG * 128);
-#pragma unroll
-            for (int r = 0; r < RG; ++r)
-#pragma unroll
-              for (int q = 0; q < 4; ++q) acc[r][q] += p[(r * 32 + lane) * 4 + q];
-          }
-        }
-      }
-      if (store) epilogue_store<RG, EPI>(acc, rows, grp, lane, M, res, y, ldy);
-    }
-#pragma unroll
-    for (int r = 0; r < RG; ++r) acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = 0.f;
   }
 }
 
@@ -872,6 +891,132 @@ GEMV8_INST(8, 1, 0, 8, 8) GEMV8_INST(4, 1, 0, 8, 8) GEMV8_INST(8, 1, 0, 16, 4) G
 GEMV8_INST(8, 1, 1, 8, 8) GEMV8_INST(4, 1, 1, 8, 8) GEMV8_INST(8, 1, 1, 16, 4) GEMV8_INST(8, 1, 1, 8, 6) GEMV8_INST(8, 1, 1, 16, 6) GEMV8_INST(8, 1, 1, 8, 12)
 GEMV8_INST(8, 2, 2, 8, 4) GEMV8_INST(4, 2, 2, 4, 8) GEMV8_INST(8, 2, 2, 8, 6) GEMV8_INST(4, 2, 2, 4, 5)
 GEMV8_INST(8, 1, 0, 8, 4) GEMV8_INST(4, 1, 0, 4, 8) GEMV8_INST(4, 1, 0, 4, 5)
+
+// ---- v9: v8 with each warp's activation slice and tile scales loaded one unit ahead ------------------------------
+template <int RG>
+__device__ __forceinline__ void mma_tile_sc(float (&acc)[RG][4], const uint4 (&wv)[RG][2][2], const uint4 (&xv)[2][2], const float (&sc)[RG]) {
+#pragma unroll
+  for (int r = 0; r < RG; ++r) {
+    float c[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+    for (int s = 0; s < 2; ++s) {
+      const unsigned* w0 = &wv[r][s][0].x; const unsigned* w1 = &wv[r][s][1].x; const unsigned* xs = &xv[s][0].x;
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const unsigned lo0 = e4m3x2_to_bf16x2((unsigned short)(w0[j] & 0xFFFF)), hi0 = e4m3x2_to_bf16x2((unsigned short)(w0[j] >> 16));
+        const unsigned lo1 = e4m3x2_to_bf16x2((unsigned short)(w1[j] & 0xFFFF)), hi1 = e4m3x2_to_bf16x2((unsigned short)(w1[j] >> 16));
+        mma_bf16(c, lo0, lo1, hi0, hi1, xs[2 * j], xs[2 * j + 1]);
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < 4; ++i) acc[r][i] = fmaf(c[i], sc[r] * W_RESCALE, acc[r][i]);
+  }
+}
+
+template <int NC, int RG, int EPI, int C, int D, bool DRY>
+__global__ void __launch_bounds__(32 * (NC + 1), 1) gemv_fp8_v9(const unsigned char* __restrict__ W, const float* __restrict__ scale,
+                                                                const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
+                                                                unsigned short* __restrict__ y, int N, int K, int M, int ldy,
+                                                                float* __restrict__ partial, unsigned* __restrict__ counters) {
+  static_assert(RG == 1 || RG == 2, "one or two row groups");
+  static_assert(EPI != 2 || RG == 2, "SwiGLU needs the gate and up row groups");
+  static_assert(C % NC == 0 && C / NC <= 2, "each warp takes one or two tiles of a unit");
+  constexpr int TPW = C / NC, ROWB = C * 128 + 64, SLOT = 16 * RG * ROWB;
+  extern __shared__ __align__(128) unsigned char ring9[];
+  __shared__ __align__(8) unsigned long long full[D], empty[D];
+  __shared__ float red[2][NC > 1 ? NC - 1 : 1][RG][32][4];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int KT = K >> 7, CPG = (KT + C - 1) / C;
+  const int Nout = EPI == 2 ? N / 2 : N;
+  const int G = EPI == 2 ? Nout / 16 : N / (16 * RG), T = G * CPG, nb = gridDim.x;
+  const int u0 = v8_first_unit(blockIdx.x, T, nb), u1 = v8_first_unit(blockIdx.x + 1, T, nb);
+  const unsigned ring0 = qe_smem_u32(ring9), fb = qe_smem_u32(full), eb = qe_smem_u32(empty);
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < D; ++s) { qe_mbar_init(fb + 8 * s, 1); qe_mbar_init(eb + 8 * s, NC); }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+  if (warp == NC) {
+    v8_produce<RG, EPI, C, D>(W, ring0, fb, eb, u0, u1, CPG, KT, K, Nout, lane);
+    return;
+  }
+  const int g = lane >> 2, t = lane & 3;
+  const unsigned short* xg = x + (size_t)(g < M ? g : 0) * K;
+  qe_grid_wait();
+  qe_grid_launch_dependents();
+  float acc[RG][4];
+#pragma unroll
+  for (int r = 0; r < RG; ++r) acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = 0.f;
+  // The next unit's activation slices and scales, for this warp's tiles j = warp + NC tt.
+  uint4 xn[TPW][2][2];
+  float sn[TPW][RG];
+  auto prefetch = [&](int u) {
+    const int grp = u / CPG, c = u - grp * CPG, nt = min(C, KT - c * C);
+#pragma unroll
+    for (int tt = 0; tt < TPW; ++tt) {
+      const int j = warp + NC * tt, kt = c * C + (j < nt ? j : 0);
+#pragma unroll
+      for (int s = 0; s < 2; ++s) {
+        const int k = kt * 128 + s * 64 + 16 * t;
+        xn[tt][s][0] = __ldg(reinterpret_cast<const uint4*>(xg + k));
+        xn[tt][s][1] = __ldg(reinterpret_cast<const uint4*>(xg + k + 8));
+      }
+#pragma unroll
+      for (int r = 0; r < RG; ++r) sn[tt][r] = __ldg(scale + (size_t)(v8_row<RG, EPI>(grp, 16 * r, Nout) >> 7) * KT + kt);
+    }
+  };
+  if (u0 < u1) prefetch(u0);
+  int par = 0;
+  for (int i = 0, u = u0; u < u1; ++i, ++u) {
+    const int slot = i % D, grp = u / CPG, c = u - grp * CPG, nt = min(C, KT - c * C);
+    int rows[RG];
+#pragma unroll
+    for (int r = 0; r < RG; ++r) rows[r] = v8_row<RG, EPI>(grp, 16 * r, Nout);
+    uint4 xv[TPW][2][2];
+    float sc[TPW][RG];
+#pragma unroll
+    for (int tt = 0; tt < TPW; ++tt) {
+#pragma unroll
+      for (int s = 0; s < 2; ++s) { xv[tt][s][0] = xn[tt][s][0]; xv[tt][s][1] = xn[tt][s][1]; }
+#pragma unroll
+      for (int r = 0; r < RG; ++r) sc[tt][r] = sn[tt][r];
+    }
+    if (u + 1 < u1) prefetch(u + 1);
+    while (!qe_mbar_try_wait(fb + 8 * slot, (i / D) & 1)) {}
+    if (!DRY) {
+#pragma unroll
+      for (int tt = 0; tt < TPW; ++tt) {
+        const int j = warp + NC * tt;
+        if (j >= nt) continue;
+        uint4 wv[RG][2][2];
+        const unsigned base = ring0 + slot * SLOT + j * 128 + 16 * t;
+#pragma unroll
+        for (int s = 0; s < 2; ++s)
+#pragma unroll
+          for (int r = 0; r < RG; ++r) {
+            wv[r][s][0] = qe_lds128(base + (r * 16 + g) * ROWB + s * 64);
+            wv[r][s][1] = qe_lds128(base + (r * 16 + g + 8) * ROWB + s * 64);
+          }
+        mma_tile_sc<RG>(acc, wv, xv[tt], sc[tt]);
+      }
+    }
+    __syncwarp();
+    if (lane == 0) mbar_arrive(eb + 8 * slot);
+    if (c != CPG - 1 && u != u1 - 1) continue;
+    v8_finish_group<NC, RG, EPI>(acc, red[par], rows, grp, CPG, T, nb, u0, lane, warp, M, res, y, ldy, partial, counters);
+    par ^= 1;
+  }
+}
+
+#define GEMV9_INST(NC, RG, EPI, C, D, DRY) template __global__ void gemv_fp8_v9<NC, RG, EPI, C, D, DRY>(const unsigned char*, \
+    const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+// (the sweep of qwen_engine.gemv.V9_SWEEP; a test keeps the two lists the same)
+GEMV9_INST(8, 1, 0, 8, 8, false) GEMV9_INST(16, 1, 0, 16, 6, false) GEMV9_INST(8, 1, 0, 8, 6, false) GEMV9_INST(8, 1, 0, 16, 6, false)
+GEMV9_INST(8, 1, 0, 8, 8, true) GEMV9_INST(16, 1, 0, 16, 6, true) GEMV9_INST(8, 1, 0, 8, 6, true) GEMV9_INST(8, 1, 0, 16, 6, true)
+GEMV9_INST(8, 1, 1, 8, 8, false) GEMV9_INST(16, 1, 1, 16, 6, false) GEMV9_INST(8, 1, 1, 8, 6, false) GEMV9_INST(8, 1, 1, 16, 6, false)
+GEMV9_INST(8, 1, 1, 8, 8, true) GEMV9_INST(16, 1, 1, 16, 6, true) GEMV9_INST(8, 1, 1, 8, 6, true) GEMV9_INST(8, 1, 1, 16, 6, true)
+GEMV9_INST(8, 2, 2, 8, 4, false) GEMV9_INST(8, 2, 2, 8, 6, false) GEMV9_INST(8, 2, 2, 8, 4, true) GEMV9_INST(8, 2, 2, 8, 6, true)
+GEMV9_INST(8, 1, 0, 8, 4, false)
 
 // ---- lm_head: bf16 weights over a row set, fused with argmax --------------------------------------------
 // Block b computes the logits of rows rowset[16 b .. 16 b + 15] for M tokens (bf16-rounded, as the oracle's logits
