@@ -1011,12 +1011,12 @@ __global__ void __launch_bounds__(32 * (NC + 1), 1) gemv_fp8_v9(const unsigned c
 #define GEMV9_INST(NC, RG, EPI, C, D, DRY) template __global__ void gemv_fp8_v9<NC, RG, EPI, C, D, DRY>(const unsigned char*, \
     const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 // (the sweep of qwen_engine.gemv.V9_SWEEP; a test keeps the two lists the same)
-GEMV9_INST(8, 1, 0, 8, 8, false) GEMV9_INST(16, 1, 0, 16, 6, false) GEMV9_INST(8, 1, 0, 8, 6, false) GEMV9_INST(8, 1, 0, 16, 6, false)
-GEMV9_INST(8, 1, 0, 8, 8, true) GEMV9_INST(16, 1, 0, 16, 6, true) GEMV9_INST(8, 1, 0, 8, 6, true) GEMV9_INST(8, 1, 0, 16, 6, true)
-GEMV9_INST(8, 1, 1, 8, 8, false) GEMV9_INST(16, 1, 1, 16, 6, false) GEMV9_INST(8, 1, 1, 8, 6, false) GEMV9_INST(8, 1, 1, 16, 6, false)
-GEMV9_INST(8, 1, 1, 8, 8, true) GEMV9_INST(16, 1, 1, 16, 6, true) GEMV9_INST(8, 1, 1, 8, 6, true) GEMV9_INST(8, 1, 1, 16, 6, true)
-GEMV9_INST(8, 2, 2, 8, 4, false) GEMV9_INST(8, 2, 2, 8, 6, false) GEMV9_INST(8, 2, 2, 8, 4, true) GEMV9_INST(8, 2, 2, 8, 6, true)
-GEMV9_INST(8, 1, 0, 8, 4, false)
+GEMV9_INST(8, 1, 0, 16, 6, false) GEMV9_INST(8, 1, 0, 16, 6, true) GEMV9_INST(20, 1, 0, 40, 2, false) GEMV9_INST(20, 1, 0, 40, 2, true)
+GEMV9_INST(10, 1, 0, 20, 4, false) GEMV9_INST(10, 1, 0, 20, 4, true) GEMV9_INST(8, 1, 1, 16, 6, false) GEMV9_INST(8, 1, 1, 16, 6, true)
+GEMV9_INST(24, 1, 1, 48, 2, false) GEMV9_INST(24, 1, 1, 48, 2, true) GEMV9_INST(12, 1, 1, 24, 4, false) GEMV9_INST(12, 1, 1, 24, 4, true)
+GEMV9_INST(8, 2, 2, 8, 4, false) GEMV9_INST(8, 2, 2, 8, 4, true) GEMV9_INST(10, 2, 2, 20, 2, false) GEMV9_INST(10, 2, 2, 20, 2, true)
+GEMV9_INST(20, 2, 2, 40, 1, false) GEMV9_INST(20, 2, 2, 40, 1, true) GEMV9_INST(17, 1, 1, 34, 2, false) GEMV9_INST(17, 1, 1, 34, 2, true)
+GEMV9_INST(8, 1, 0, 8, 4, false) GEMV9_INST(10, 1, 0, 20, 2, false) GEMV9_INST(20, 1, 0, 40, 1, false) GEMV9_INST(8, 2, 0, 8, 4, false)
 
 // ---- lm_head: bf16 weights over a row set, fused with argmax --------------------------------------------
 // Block b computes the logits of rows rowset[16 b .. 16 b + 15] for M tokens (bf16-rounded, as the oracle's logits

@@ -35,7 +35,7 @@ def pdl_identical(N, K, epi, RG, cfg):
 good = {}
 for N, K, epi, role in G.MODEL_SHAPES:
     RG = 2 if epi == 2 else 1
-    for cfg in G.V9_SWEEP[RG]:
+    for cfg in G.V9_SWEEP[(N, K, epi)]:
         nc, C, D, bps = cfg
         cs = [guard(f"check {N}x{K} {cfg} M={M}", lambda M=M: G.check_gemv(N, K, epi, M, gen, nc, RG, variant=9, bps=bps, D=D, C=C)) for M in (1, 5)]
         idn = guard(f"identity {N}x{K} {cfg}", lambda: G.check_multirow_identity(N, K, epi, gen, nc, RG, variant=9, bps=bps, D=D, C=C))
@@ -49,7 +49,7 @@ for N, K, epi, role in G.MODEL_SHAPES:
 # the awkward shapes, with the first configuration of each row-group kind
 for N, K, epi in G.AWKWARD:
     RG = 2 if epi == 2 else 1
-    nc, C, D, bps = G.V9_SWEEP[RG][0]
+    nc, C, D, bps = G.V9_AWKWARD[RG]
     for M in (1, 5):
         c = guard(f"awkward {N}x{K} M={M}", lambda: G.check_gemv(N, K, epi, M, gen, nc, RG, variant=9, bps=bps, D=D, C=C))
         if c: c["ok"] = ok(c); c["awkward"] = True; rec["checks"].append(c); print(f"awkward {N}x{K} epi {epi} M={M}: {'ok' if c['ok'] else 'FAILED'} max_ulp {c['max_ulp']:.3f} epilogue {c.get('epilogue_max_ulp')}")
