@@ -1018,6 +1018,150 @@ GEMV9_INST(8, 2, 2, 8, 4, false) GEMV9_INST(8, 2, 2, 8, 4, true) GEMV9_INST(10, 
 GEMV9_INST(20, 2, 2, 40, 1, false) GEMV9_INST(20, 2, 2, 40, 1, true) GEMV9_INST(17, 1, 1, 34, 2, false) GEMV9_INST(17, 1, 1, 34, 2, true)
 GEMV9_INST(8, 1, 0, 8, 4, false) GEMV9_INST(10, 1, 0, 20, 2, false) GEMV9_INST(20, 1, 0, 40, 1, false) GEMV9_INST(8, 2, 0, 8, 4, false)
 
+// ---- v10: v9 with e4m3 -> bf16 by bit operations (value x 2^-120), pairs from bytes (0, 2) and (1, 3) ------------------
+#define W_RESCALE_BITS 1.329227995784916e+36f   /* 2^120 */
+
+// Word w holds weight bytes b0..b3 (k positions 4j..4j+3 of the lane's chunk). lo = bf16x2 (b0, b2), hi = (b1, b3).
+template <int CONV>
+__device__ __forceinline__ void widen_pairs(unsigned w, unsigned& lo, unsigned& hi) {
+  if (CONV == 1) {
+    lo = ((w << 8) & 0x80008000u) | ((w << 4) & 0x07F007F0u);
+    hi = (w & 0x80008000u) | ((w >> 4) & 0x07F007F0u);
+  } else {
+    const unsigned p = __byte_perm(w, 0, 0x3120);   // bytes b0 b2 b1 b3
+    lo = e4m3x2_to_bf16x2((unsigned short)(p & 0xFFFF)); hi = e4m3x2_to_bf16x2((unsigned short)(p >> 16));
+  }
+}
+
+// The activation chunk permuted to v10's pairing: word 2j = (x[4j], x[4j+2]), word 2j+1 = (x[4j+1], x[4j+3]).
+__device__ __forceinline__ void pair_x(uint4 (&xv)[2][2]) {
+#pragma unroll
+  for (int s = 0; s < 2; ++s) {
+    unsigned* w = &xv[s][0].x;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const unsigned a = w[2 * j], b = w[2 * j + 1];
+      w[2 * j] = __byte_perm(a, b, 0x5410); w[2 * j + 1] = __byte_perm(a, b, 0x7632);
+    }
+  }
+}
+
+template <int RG, int CONV>
+__device__ __forceinline__ void mma_tile_v10(float (&acc)[RG][4], const uint4 (&wv)[RG][2][2], const uint4 (&xv)[2][2], const float (&sc)[RG]) {
+#pragma unroll
+  for (int r = 0; r < RG; ++r) {
+    float c[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+    for (int s = 0; s < 2; ++s) {
+      const unsigned* w0 = &wv[r][s][0].x; const unsigned* w1 = &wv[r][s][1].x; const unsigned* xs = &xv[s][0].x;
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        unsigned lo0, hi0, lo1, hi1;
+        widen_pairs<CONV>(w0[j], lo0, hi0); widen_pairs<CONV>(w1[j], lo1, hi1);
+        mma_bf16(c, lo0, lo1, hi0, hi1, xs[2 * j], xs[2 * j + 1]);
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < 4; ++i) acc[r][i] = fmaf(c[i], sc[r] * (CONV == 1 ? W_RESCALE_BITS : W_RESCALE), acc[r][i]);
+  }
+}
+
+template <int NC, int RG, int EPI, int C, int D, int CONV>
+__global__ void __launch_bounds__(32 * (NC + 1), 1) gemv_fp8_v10(const unsigned char* __restrict__ W, const float* __restrict__ scale,
+                                                                 const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
+                                                                 unsigned short* __restrict__ y, int N, int K, int M, int ldy,
+                                                                 float* __restrict__ partial, unsigned* __restrict__ counters) {
+  static_assert(RG == 1 || RG == 2, "one or two row groups");
+  static_assert(EPI != 2 || RG == 2, "SwiGLU needs the gate and up row groups");
+  static_assert(C % NC == 0 && C / NC <= 2, "each warp takes one or two tiles of a unit");
+  constexpr int TPW = C / NC, ROWB = C * 128 + 64, SLOT = 16 * RG * ROWB;
+  extern __shared__ __align__(128) unsigned char ring10[];
+  __shared__ __align__(8) unsigned long long full[D], empty[D];
+  __shared__ float red[2][NC > 1 ? NC - 1 : 1][RG][32][4];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int KT = K >> 7, CPG = (KT + C - 1) / C;
+  const int Nout = EPI == 2 ? N / 2 : N;
+  const int G = EPI == 2 ? Nout / 16 : N / (16 * RG), T = G * CPG, nb = gridDim.x;
+  const int u0 = v8_first_unit(blockIdx.x, T, nb), u1 = v8_first_unit(blockIdx.x + 1, T, nb);
+  const unsigned ring0 = qe_smem_u32(ring10), fb = qe_smem_u32(full), eb = qe_smem_u32(empty);
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < D; ++s) { qe_mbar_init(fb + 8 * s, 1); qe_mbar_init(eb + 8 * s, NC); }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+  if (warp == NC) {
+    v8_produce<RG, EPI, C, D>(W, ring0, fb, eb, u0, u1, CPG, KT, K, Nout, lane);
+    return;
+  }
+  const int g = lane >> 2, t = lane & 3;
+  const unsigned short* xg = x + (size_t)(g < M ? g : 0) * K;
+  qe_grid_wait();
+  qe_grid_launch_dependents();
+  float acc[RG][4];
+#pragma unroll
+  for (int r = 0; r < RG; ++r) acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = 0.f;
+  // This warp's activation chunks and scales for its tiles (j = warp + NC tt) of the next unit: each tile's registers are
+  // refilled right after the tile is computed, a whole unit before they are needed.
+  uint4 xn[TPW][2][2];
+  float sn[TPW][RG];
+  auto prefetch = [&](int u, int tt) {
+    const int grp = u / CPG, c = u - grp * CPG, nt = min(C, KT - c * C);
+    const int j = warp + NC * tt, kt = c * C + (j < nt ? j : 0);
+#pragma unroll
+    for (int s = 0; s < 2; ++s) {
+      const int k = kt * 128 + s * 64 + 16 * t;
+      xn[tt][s][0] = __ldg(reinterpret_cast<const uint4*>(xg + k));
+      xn[tt][s][1] = __ldg(reinterpret_cast<const uint4*>(xg + k + 8));
+    }
+#pragma unroll
+    for (int r = 0; r < RG; ++r) sn[tt][r] = __ldg(scale + (size_t)(v8_row<RG, EPI>(grp, 16 * r, Nout) >> 7) * KT + kt);
+  };
+  if (u0 < u1)
+#pragma unroll
+    for (int tt = 0; tt < TPW; ++tt) prefetch(u0, tt);
+  int par = 0;
+  for (int i = 0, u = u0; u < u1; ++i, ++u) {
+    const int slot = i % D, grp = u / CPG, c = u - grp * CPG, nt = min(C, KT - c * C);
+    int rows[RG];
+#pragma unroll
+    for (int r = 0; r < RG; ++r) rows[r] = v8_row<RG, EPI>(grp, 16 * r, Nout);
+    while (!qe_mbar_try_wait(fb + 8 * slot, (i / D) & 1)) {}
+#pragma unroll
+    for (int tt = 0; tt < TPW; ++tt) {
+      const int j = warp + NC * tt;
+      if (j < nt) {
+        uint4 wv[RG][2][2];
+        const unsigned base = ring0 + slot * SLOT + j * 128 + 16 * t;
+#pragma unroll
+        for (int s = 0; s < 2; ++s)
+#pragma unroll
+          for (int r = 0; r < RG; ++r) {
+            wv[r][s][0] = qe_lds128(base + (r * 16 + g) * ROWB + s * 64);
+            wv[r][s][1] = qe_lds128(base + (r * 16 + g + 8) * ROWB + s * 64);
+          }
+        pair_x(xn[tt]);
+        mma_tile_v10<RG, CONV>(acc, wv, xn[tt], sn[tt]);
+      }
+      if (u + 1 < u1) prefetch(u + 1, tt);
+    }
+    __syncwarp();
+    if (lane == 0) mbar_arrive(eb + 8 * slot);
+    if (c != CPG - 1 && u != u1 - 1) continue;
+    v8_finish_group<NC, RG, EPI>(acc, red[par], rows, grp, CPG, T, nb, u0, lane, warp, M, res, y, ldy, partial, counters);
+    par ^= 1;
+  }
+}
+
+#define GEMV10_INST(NC, RG, EPI, C, D, CONV) template __global__ void gemv_fp8_v10<NC, RG, EPI, C, D, CONV>(const unsigned char*, \
+    const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+// (the sweep of qwen_engine.gemv.V10_SWEEP; a test keeps the two lists the same)
+GEMV10_INST(10, 1, 0, 20, 4, 1) GEMV10_INST(10, 1, 0, 20, 4, 0) GEMV10_INST(20, 1, 0, 40, 2, 1) GEMV10_INST(20, 1, 0, 40, 2, 0)
+GEMV10_INST(8, 1, 0, 16, 6, 1) GEMV10_INST(8, 1, 0, 16, 6, 0) GEMV10_INST(12, 1, 1, 24, 4, 1) GEMV10_INST(12, 1, 1, 24, 4, 0)
+GEMV10_INST(24, 1, 1, 48, 2, 1) GEMV10_INST(24, 1, 1, 48, 2, 0) GEMV10_INST(10, 2, 2, 20, 2, 1) GEMV10_INST(10, 2, 2, 20, 2, 0)
+GEMV10_INST(8, 2, 2, 8, 4, 1) GEMV10_INST(8, 2, 2, 8, 4, 0) GEMV10_INST(17, 1, 1, 34, 2, 1) GEMV10_INST(17, 1, 1, 34, 2, 0)
+GEMV10_INST(8, 1, 1, 16, 6, 1) GEMV10_INST(8, 1, 1, 16, 6, 0) GEMV10_INST(10, 1, 0, 20, 2, 1) GEMV10_INST(10, 1, 0, 20, 2, 0)
+GEMV10_INST(8, 1, 0, 8, 4, 1) GEMV10_INST(8, 1, 0, 8, 4, 0)
+
 // ---- lm_head: bf16 weights over a row set, fused with argmax --------------------------------------------
 // Block b computes the logits of rows rowset[16 b .. 16 b + 15] for M tokens (bf16-rounded, as the oracle's logits
 // are), writes them if `logits` is not null, and writes its best (value, lowest id) per token to `part`.
