@@ -245,6 +245,58 @@ __device__ __forceinline__ void mma_tile(float (&acc)[RG][4], const uint4 (&wv)[
   }
 }
 
+// ---- bf16 from e4m3 by bit operations (v10 and v11; see v10's section for why) ----------------------------------
+#define W_RESCALE_BITS 1.329227995784916e+36f   /* 2^120 */
+
+// Word w holds weight bytes b0..b3 (k positions 4j..4j+3 of the lane's chunk). lo = bf16x2 (b0, b2), hi = (b1, b3).
+template <int CONV>
+__device__ __forceinline__ void widen_pairs(unsigned w, unsigned& lo, unsigned& hi) {
+  if (CONV == 1) {
+    lo = ((w << 8) & 0x80008000u) | ((w << 4) & 0x07F007F0u);
+    hi = (w & 0x80008000u) | ((w >> 4) & 0x07F007F0u);
+  } else {
+    const unsigned p = __byte_perm(w, 0, 0x3120);   // bytes b0 b2 b1 b3
+    lo = e4m3x2_to_bf16x2((unsigned short)(p & 0xFFFF)); hi = e4m3x2_to_bf16x2((unsigned short)(p >> 16));
+  }
+}
+
+// The activation chunk permuted to v10's pairing: word 2j = (x[4j], x[4j+2]), word 2j+1 = (x[4j+1], x[4j+3]).
+__device__ __forceinline__ void pair_x(uint4 (&xv)[2][2]) {
+#pragma unroll
+  for (int s = 0; s < 2; ++s) {
+    unsigned* w = &xv[s][0].x;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const unsigned a = w[2 * j], b = w[2 * j + 1];
+      w[2 * j] = __byte_perm(a, b, 0x5410); w[2 * j + 1] = __byte_perm(a, b, 0x7632);
+    }
+  }
+}
+
+// v3's tile with the bit widening and v10's pairing (the activation chunk is permuted to match, in registers).
+template <int RG>
+__device__ __forceinline__ void mma_tile_bits(float (&acc)[RG][4], const uint4 (&wv)[RG][2][2], const uint4 (&xv0)[2][2],
+                                              const float* __restrict__ scale, const int (&rows)[RG], int KT, int kt) {
+#pragma unroll
+  for (int r = 0; r < RG; ++r) {
+    const float sc = __ldg(scale + (size_t)(rows[r] >> 7) * KT + kt) * W_RESCALE_BITS;
+    float c[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+    for (int s = 0; s < 2; ++s) {
+      const unsigned* w0 = &wv[r][s][0].x; const unsigned* w1 = &wv[r][s][1].x; const unsigned* xs = &xv0[s][0].x;
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        unsigned lo0, hi0, lo1, hi1;
+        widen_pairs<1>(w0[j], lo0, hi0); widen_pairs<1>(w1[j], lo1, hi1);
+        // the activation pair permuted as pair_x does, at the point of use
+        mma_bf16(c, lo0, lo1, hi0, hi1, __byte_perm(xs[2 * j], xs[2 * j + 1], 0x5410), __byte_perm(xs[2 * j], xs[2 * j + 1], 0x7632));
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < 4; ++i) acc[r][i] = fmaf(c[i], sc, acc[r][i]);
+  }
+}
+
 // The S warps' sums, then the KS blocks of a row group, in fixed order. Returns true in the one thread set
 // (warp 0 of the last block to arrive) that holds the final sums in acc and must store them.
 template <int S, int RG>
@@ -328,7 +380,7 @@ __device__ __forceinline__ void v3_partition(int (&rows)[RG], int& t0, int& t1, 
   t0 = (KT * wslice) / nslice; t1 = (KT * (wslice + 1)) / nslice;
 }
 
-template <int S, int RG, int EPI>
+template <int S, int RG, int EPI, int WIDEN = 0>   // WIDEN 1: v11 (bit widening)
 __device__ __forceinline__ void gemv_v3_body(const unsigned char* __restrict__ W, const float* __restrict__ scale,
                                              const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
                                              unsigned short* __restrict__ y, int N, int K, int M, int ldy,
@@ -355,10 +407,10 @@ __device__ __forceinline__ void gemv_v3_body(const unsigned char* __restrict__ W
     load_tile<RG>(wa, xa, W, xg, rows, K, t0, g, t);
     for (int kt = t0; kt < t1; kt += 2) {          // two tiles per trip, so both buffers have static names
       if (kt + 1 < t1) load_tile<RG>(wb, xb, W, xg, rows, K, kt + 1, g, t);
-      mma_tile<RG>(acc, wa, xa, scale, rows, KT, kt);
+      if (WIDEN) mma_tile_bits<RG>(acc, wa, xa, scale, rows, KT, kt); else mma_tile<RG>(acc, wa, xa, scale, rows, KT, kt);
       if (kt + 1 >= t1) break;
       if (kt + 2 < t1) load_tile<RG>(wa, xa, W, xg, rows, K, kt + 2, g, t);
-      mma_tile<RG>(acc, wb, xb, scale, rows, KT, kt + 1);
+      if (WIDEN) mma_tile_bits<RG>(acc, wb, xb, scale, rows, KT, kt + 1); else mma_tile<RG>(acc, wb, xb, scale, rows, KT, kt + 1);
     }
   }
   if (!reduce_block_and_splitk<S, RG>(acc, red, partial, counters, last, lane, warp)) return;
@@ -1019,33 +1071,6 @@ GEMV9_INST(20, 2, 2, 40, 1, false) GEMV9_INST(20, 2, 2, 40, 1, true) GEMV9_INST(
 GEMV9_INST(8, 1, 0, 8, 4, false) GEMV9_INST(10, 1, 0, 20, 2, false) GEMV9_INST(20, 1, 0, 40, 1, false) GEMV9_INST(8, 2, 0, 8, 4, false)
 
 // ---- v10: v9 with e4m3 -> bf16 by bit operations (value x 2^-120), pairs from bytes (0, 2) and (1, 3) ------------------
-#define W_RESCALE_BITS 1.329227995784916e+36f   /* 2^120 */
-
-// Word w holds weight bytes b0..b3 (k positions 4j..4j+3 of the lane's chunk). lo = bf16x2 (b0, b2), hi = (b1, b3).
-template <int CONV>
-__device__ __forceinline__ void widen_pairs(unsigned w, unsigned& lo, unsigned& hi) {
-  if (CONV == 1) {
-    lo = ((w << 8) & 0x80008000u) | ((w << 4) & 0x07F007F0u);
-    hi = (w & 0x80008000u) | ((w >> 4) & 0x07F007F0u);
-  } else {
-    const unsigned p = __byte_perm(w, 0, 0x3120);   // bytes b0 b2 b1 b3
-    lo = e4m3x2_to_bf16x2((unsigned short)(p & 0xFFFF)); hi = e4m3x2_to_bf16x2((unsigned short)(p >> 16));
-  }
-}
-
-// The activation chunk permuted to v10's pairing: word 2j = (x[4j], x[4j+2]), word 2j+1 = (x[4j+1], x[4j+3]).
-__device__ __forceinline__ void pair_x(uint4 (&xv)[2][2]) {
-#pragma unroll
-  for (int s = 0; s < 2; ++s) {
-    unsigned* w = &xv[s][0].x;
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const unsigned a = w[2 * j], b = w[2 * j + 1];
-      w[2 * j] = __byte_perm(a, b, 0x5410); w[2 * j + 1] = __byte_perm(a, b, 0x7632);
-    }
-  }
-}
-
 template <int RG, int CONV>
 __device__ __forceinline__ void mma_tile_v10(float (&acc)[RG][4], const uint4 (&wv)[RG][2][2], const uint4 (&xv)[2][2], const float (&sc)[RG]) {
 #pragma unroll
@@ -1161,6 +1186,31 @@ GEMV10_INST(24, 1, 1, 48, 2, 1) GEMV10_INST(24, 1, 1, 48, 2, 0) GEMV10_INST(10, 
 GEMV10_INST(8, 2, 2, 8, 4, 1) GEMV10_INST(8, 2, 2, 8, 4, 0) GEMV10_INST(17, 1, 1, 34, 2, 1) GEMV10_INST(17, 1, 1, 34, 2, 0)
 GEMV10_INST(8, 1, 1, 16, 6, 1) GEMV10_INST(8, 1, 1, 16, 6, 0) GEMV10_INST(10, 1, 0, 20, 2, 1) GEMV10_INST(10, 1, 0, 20, 2, 0)
 GEMV10_INST(8, 1, 0, 8, 4, 1) GEMV10_INST(8, 1, 0, 8, 4, 0)
+
+// ---- v11: v3's body with the bit widening (WIDEN = 1) ------------------------------------------------------------------
+template <int S, int RG, int EPI>
+__global__ void __launch_bounds__(32 * S) gemv_fp8_v11(const unsigned char* __restrict__ W, const float* __restrict__ scale,
+                                                       const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
+                                                       unsigned short* __restrict__ y, int N, int K, int M, int ldy,
+                                                       float* __restrict__ partial, unsigned* __restrict__ counters) {
+  gemv_v3_body<S, RG, EPI, 1>(W, scale, x, res, y, N, K, M, ldy, partial, counters);
+}
+template <int S, int RG, int EPI, int MINB>
+__global__ void __launch_bounds__(32 * S, MINB) gemv_fp8_v11b(const unsigned char* __restrict__ W, const float* __restrict__ scale,
+                                                              const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
+                                                              unsigned short* __restrict__ y, int N, int K, int M, int ldy,
+                                                              float* __restrict__ partial, unsigned* __restrict__ counters) {
+  gemv_v3_body<S, RG, EPI, 1>(W, scale, x, res, y, N, K, M, ldy, partial, counters);
+}
+#define GEMV11_INST(S, RG, EPI) template __global__ void gemv_fp8_v11<S, RG, EPI>(const unsigned char*, const float*, \
+    const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+#define GEMV11B_INST(S, RG, EPI, MINB) template __global__ void gemv_fp8_v11b<S, RG, EPI, MINB>(const unsigned char*, const float*, \
+    const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+// (the sweep of qwen_engine.gemv.V11_SWEEP and the shapes outside the model; a test keeps the two lists the same)
+GEMV11_INST(8, 1, 0) GEMV11_INST(4, 1, 0) GEMV11B_INST(4, 1, 0, 4) GEMV11B_INST(2, 1, 1, 6)
+GEMV11_INST(2, 1, 1) GEMV11_INST(4, 1, 1) GEMV11_INST(8, 2, 2) GEMV11_INST(4, 2, 2)
+GEMV11B_INST(4, 2, 2, 3) GEMV11_INST(1, 1, 0) GEMV11_INST(2, 1, 0) GEMV11_INST(2, 2, 2)
+GEMV11B_INST(2, 1, 0, 6)
 
 // ---- lm_head: bf16 weights over a row set, fused with argmax --------------------------------------------
 // Block b computes the logits of rows rowset[16 b .. 16 b + 15] for M tokens (bf16-rounded, as the oracle's logits

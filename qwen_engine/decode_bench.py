@@ -9,7 +9,7 @@ __all__ = ['PARTS', 'greedy_ids', 'agreement', 'teacher_forced', 'greedy_logits'
            'mapped_handoff_works', 'replay_host_cost', 'bench_tiny', 'run_decode_bench', 'gate_pow2', 'check_disk',
            'run_tiny_bench', 'bench_register', 'gates_table', 'speed_table', 'family_table', 'family_plot']
 
-# %% ../nbs/09d_measure.ipynb #979ec7a7
+# %% ../nbs/09d_measure.ipynb #46418c07
 import time, json, statistics
 import torch
 from .config import ModelConfig, preset, PREFIX
@@ -17,7 +17,7 @@ from .runtime import median, time_events, count_launches, write_record, read_rec
 from .step import DecodeStep, synthetic_engine_weights, run, token_bytes
 from .roofline import decode_budget, step_bytes
 
-# %% ../nbs/09d_measure.ipynb #3df92879
+# %% ../nbs/09d_measure.ipynb #bfe0d583
 def greedy_ids(logits: torch.Tensor, cfg: ModelConfig) -> torch.Tensor:
     "argmax over the real vocabulary (lowest id on ties), per row."
     return logits[..., :cfg.text_vocab_size].float().argmax(-1)
@@ -30,7 +30,7 @@ def agreement(a: torch.Tensor, b: torch.Tensor, cfg: ModelConfig) -> dict:
     return dict(top1=float((a.argmax(-1) == b.argmax(-1)).float().mean()), max=float(per_pos.max()),
                 p999=float(torch.quantile(d.flatten()[::97], 0.999)), median_pos_max=float(per_pos.median()))
 
-# %% ../nbs/09d_measure.ipynb #c3fc8faa
+# %% ../nbs/09d_measure.ipynb #f25799ff
 def teacher_forced(step: DecodeStep, ids: list, graph: bool = True) -> torch.Tensor:
     "Logits [len(ids), text_vocab] of the step at every position of `ids` (forced)."
     assert step.logits is not None, "build the step with keep_logits=True"
@@ -76,11 +76,12 @@ def check_pdl(step: DecodeStep, prompt: list, n: int = 128) -> dict:
     return dict(steps=plain.shape[0], graph_bit_identical=torch.equal(plain, graph), eager_bit_identical=torch.equal(plain, eager),
                 first_difference=_first_difference(plain, graph))
 
-# %% ../nbs/09d_measure.ipynb #ebc5b529
-def redequantize(W: dict, EW: dict, cfg: ModelConfig, mode: str = "toward_zero", seed: int = 0):
+# %% ../nbs/09d_measure.ipynb #9035af7e
+def redequantize(W: dict, EW: dict, cfg: ModelConfig, mode: str = "toward_zero", seed: int = 0, names=None):
     """Replace, in place, every fp8 tensor of the reference's weights by another bf16 image of its exact values fp8 x scale
     (from the step's weights): "toward_zero" (truncate), "stochastic" (round up with probability equal to the distance from
-    below, seeded: unbiased), or "nearest" (the usual image, the checkpoint chapter's `dequantize`, to put it back)."""
+    below, seeded: unbiased), or "nearest" (the usual image, the checkpoint chapter's `dequantize`, to put it back).
+    `names`: only these tensors (default: every fp8 tensor); the others are left as they are."""
     from qwen_engine.checkpoint import fused_layout
     from qwen_engine.config import tensor_specs
     specs = {t.name: t for t in tensor_specs(cfg, mtp=False)}
@@ -93,7 +94,7 @@ def redequantize(W: dict, EW: dict, cfg: ModelConfig, mode: str = "toward_zero",
             src[p] = (EW[f][0][r0:r0 + n], EW[f][1][r0 // 128:(r0 + n) // 128]); r0 += n
     g = None
     for n, t in specs.items():
-        if not t.fp8: continue
+        if not t.fp8 or (names is not None and n not in names): continue
         q, sc = src.get(n) or EW[n]
         exact = q.view(torch.float8_e4m3fn).float() * sc.repeat_interleave(128, 0)[:q.shape[0]].repeat_interleave(128, 1)[:, :q.shape[1]]
         if mode == "nearest": W[n] = exact.to(torch.bfloat16)
@@ -111,7 +112,7 @@ def redequantize_toward_zero(W: dict, EW: dict, cfg: ModelConfig):
     "The bf16 image rounded toward zero (gate 2's envelope; see `redequantize`)."
     redequantize(W, EW, cfg, "toward_zero")
 
-# %% ../nbs/09d_measure.ipynb #d5faa4bb
+# %% ../nbs/09d_measure.ipynb #9923a139
 def reference_residuals(W, cfg: ModelConfig, ids, rope_base=None) -> torch.Tensor:
     "The reference's residual stream after each layer, [n_layers, T, hidden] fp32, computed exactly as `reference.forward`."
     from qwen_engine.reference import rms_norm, gdn, attention, mlp, new_state
@@ -164,7 +165,7 @@ def layerwise(step: DecodeStep, W: dict, EW: dict, cfg: ModelConfig, ids) -> dic
                   for key in ("engine", "negative_rope_1e4")}
     return r
 
-# %% ../nbs/09d_measure.ipynb #1da1702d
+# %% ../nbs/09d_measure.ipynb #287d07d3
 def time_replays(step: DecodeStep, n: int = 50) -> float:
     "Median ms per graph replay, replays back to back (the graph feeds itself)."
     ts = time_events(lambda: step.graph.replay(), warmup=3, reps=n)
@@ -229,7 +230,7 @@ def replay_host_cost(step: DecodeStep, n: int = 16, rounds: int = 10) -> float:
     torch.cuda.synchronize()
     return median(ts)
 
-# %% ../nbs/09d_measure.ipynb #0e57041b
+# %% ../nbs/09d_measure.ipynb #b8ac86ba
 def _guard(out: dict, key: str, fn):
     t = time.perf_counter()
     try: out[key] = fn()
@@ -264,7 +265,7 @@ def bench_tiny(pow2: bool = False):
     return dict(tokens=n, scales="pow2" if pow2 else "amax", identical=eng == ref, first_divergence=k,
                 gap_at_divergence=None if k is None else gaps[k], min_gap=min(gaps), teacher_forced=agree_tf, engine=eng[:12], reference=ref[:12])
 
-PARTS = ("launches", "layerwise", "teacher_forced", "graph_vs_eager", "pdl", "speed", "norm_cost", "generation", "peer", "pow2")
+PARTS = ("launches", "layerwise", "attn_gate", "teacher_forced", "graph_vs_eager", "pdl", "speed", "norm_cost", "generation", "peer", "pow2")
 
 def run_decode_bench(record_dir=None, disk: str = None, peer: bool = True, parts=PARTS, name: str = "decode_h200") -> dict:
     """Everything of this chapter on the GPU: gates, speed, peer; prints as it goes, rewrites the record `name` after each part.
@@ -279,7 +280,7 @@ def run_decode_bench(record_dir=None, disk: str = None, peer: bool = True, parts
            + ("" if tuple(parts) == PARTS else " --parts " + ",".join(parts)) + ("" if name == "decode_h200" else f" --name {name}"))
     def save():                                               # after every part: a run cut short still leaves its record
         write_record(name, "The assembled decode step of the 27B-shape synthetic model (seed 0, generated on the GPU): "
-                     "gates (graph = eager, teacher-forced vs the GPU reference with its envelope, tiny model vs reference, allocations) "
+                     "gates (graph = eager, teacher-forced vs the GPU reference with its envelope, layer by layer, attention layers alone, allocations) "
                      "and speed (ms/token at 1K and 32K, floor, launches, families, hand-off, library peer step).", cmd, out, out_dir=record_dir)
     def part(key, fn):
         if key in parts or key == "bandwidth_tbps": _guard(out, key, fn); save()
@@ -287,7 +288,7 @@ def run_decode_bench(record_dir=None, disk: str = None, peer: bool = True, parts
     bw = out["bandwidth_tbps"] if isinstance(out["bandwidth_tbps"], float) else 4.55
     cfg = preset("qwen3_5_27b")
     t = time.perf_counter()
-    EW, W = synthetic_engine_weights(cfg, 0, "cuda", reference=bool({"layerwise", "teacher_forced"} & set(parts)))
+    EW, W = synthetic_engine_weights(cfg, 0, "cuda", reference=bool({"layerwise", "attn_gate", "teacher_forced"} & set(parts)))
     out["synth_s"] = round(time.perf_counter() - t, 1)
     step = DecodeStep(cfg, EW, max_context=33 * 1024, keep_logits=True)
     def inventory():
@@ -313,6 +314,12 @@ def run_decode_bench(record_dir=None, disk: str = None, peer: bool = True, parts
         del eng, ref
         return r
     part("layerwise", lambda: layerwise(step, W, EW, cfg, prompt[:256]))
+    def attn_gate():                                                    # before gate 2, which leaves W rounded toward zero
+        from qwen_engine.gates import attention_gate, gate_table
+        r = attention_gate(step, W, EW, cfg, prompt)
+        print(gate_table(r), flush=True)
+        return r
+    part("attn_gate", attn_gate)
     part("teacher_forced", gate2)
     part("graph_vs_eager", lambda: check_graph_eager(step, prompt[:16], 256))
     part("pdl", lambda: check_pdl(step, prompt[:16], 128))
@@ -429,7 +436,7 @@ def bench_register(bench):
     p.add_argument("--tiny", action="store_true", help="only gate 3: the embedded tiny model, step vs reference (record decode_tiny_h200)")
     p.set_defaults(func=_cli_bench)
 
-# %% ../nbs/09d_measure.ipynb #e325fcd4
+# %% ../nbs/09d_measure.ipynb #6c093c3d
 def gates_table(rec, tiny=None) -> str:
     "The correctness gates of a decode record (and of the tiny-model record) as a markdown table."
     d = rec["data"]
@@ -451,6 +458,14 @@ def gates_table(rec, tiny=None) -> str:
                     f"{w['engine'][2]:.2f} ({w['engine'][0]} after layer {w['engine'][1]}; pass: {lw['engine_pass']}) |")
         rows.append(f"| layer by layer, negative control RoPE base 1e4 | {w['negative_rope_1e4'][2]:.2f} ({w['negative_rope_1e4'][0]} after layer "
                     f"{w['negative_rope_1e4'][1]}; rejected: {lw['negative_control_fails']}) |")
+    ag = d.get("attn_gate", {})
+    if "engine" in ag:
+        w = ag["worst"]
+        rows.append(f"| attention alone ({ag['positions']} positions, 09e): worst attention layer of the step, as a fraction of the limit | "
+                    f"{w['engine'][1]:.2f} (layer {w['engine'][0]}; pass: {ag['engine_pass']}) |")
+        rows.append(f"| attention alone, negative controls RoPE base 1e4 (reference / engine), least rejected layer | "
+                    f"{ag['least']['negative_rope_1e4'][1]:.1f} / {ag['least']['negative_engine_rope_1e4'][1]:.1f} x the limit "
+                    f"(rejected: {ag['negative_control_fails']} / {ag['engine_control_fails']}) |")
     p2 = d.get("pow2", {})
     if "engine" in p2:
         e, n, v = p2["engine"], p2["negative_rope_1e4"], p2["envelope_tiles"]

@@ -4,12 +4,12 @@
 
 # %% auto #0
 __all__ = ['BLOCK', 'ENGINE_KERNELS', 'V8_SWEEP', 'V8_KERNELS', 'V9_SWEEP', 'V9_AWKWARD', 'V9_KERNELS', 'V10_SWEEP',
-           'V10_AWKWARD', 'V10_KERNELS', 'MODEL_SHAPES', 'AWKWARD', 'ENGINE_CHOICE', 'ENGINE_MINB', 'quantize_fp8',
-           'dequantize_fp8', 'gemv_reference', 'gemv_scratch', 'v4_plan', 'v4_scratch', 'v8_plan', 'v8_smem',
-           'v8_scratch', 'gemv', 'lm_head_scratch', 'lm_head', 'engine_plan', 'synth_fp8', 'torch_epilogue',
-           'check_gemv', 'check_multirow_identity', 'bytes_of', 'time_gemv', 'time_scaled_mm', 'check_lm_head',
-           'bandwidth_now', 'sweep', 'M_PAD_BYTES', 'best_choice', 'token_graph', 'time_lm_head', 'run_all',
-           'bench_register', 'checks_table', 'best_by_variant', 'speed_table', 'speed_plot']
+           'V10_AWKWARD', 'V10_KERNELS', 'V11_SWEEP', 'V11_KERNELS', 'MODEL_SHAPES', 'AWKWARD', 'ENGINE_CHOICE',
+           'ENGINE_MINB', 'quantize_fp8', 'dequantize_fp8', 'gemv_reference', 'gemv_scratch', 'v4_plan', 'v4_scratch',
+           'v8_plan', 'v8_smem', 'v8_scratch', 'gemv', 'lm_head_scratch', 'lm_head', 'engine_plan', 'synth_fp8',
+           'torch_epilogue', 'check_gemv', 'check_multirow_identity', 'bytes_of', 'time_gemv', 'time_scaled_mm',
+           'check_lm_head', 'bandwidth_now', 'sweep', 'M_PAD_BYTES', 'best_choice', 'token_graph', 'time_lm_head',
+           'run_all', 'bench_register', 'checks_table', 'best_by_variant', 'speed_table', 'speed_plot']
 
 # %% ../nbs/06_gemv.ipynb #9b77fff9
 import functools, math, time
@@ -101,6 +101,18 @@ V10_KERNELS = tuple(dict.fromkeys(
     + [f"gemv_fp8_v10<{nc}, 1, 0, {c}, {d}, {cv}>" for (_, _, e), cs in V10_SWEEP.items() if e == 2 for nc, c, d, _ in cs for cv in (1, 0)]
     + [f"gemv_fp8_v10<{nc}, {rg}, {e}, {c}, {d}, 1>" for rg, (nc, c, d, _) in V10_AWKWARD.items() for e in ((2,) if rg == 2 else (0, 1))]))
 
+# v11's sweep per shape: (S warps, KS split blocks, MINB resident blocks asked of the compiler, 0 = none); RG as v3's.
+V11_SWEEP = {(14336, 5120, 0): ((8, 1, 0), (4, 1, 0), (4, 1, 4)),
+             (16384, 5120, 0): ((4, 1, 0), (8, 1, 0), (4, 1, 4)),
+             (5120, 6144, 1): ((2, 4, 6), (2, 4, 0), (4, 2, 0)),
+             (34816, 5120, 2): ((8, 1, 0), (4, 1, 0), (4, 1, 3)),
+             (5120, 17408, 1): ((2, 4, 6), (2, 4, 0), (4, 2, 0))}
+V11_KERNELS = tuple(dict.fromkeys(
+    [(f"gemv_fp8_v11b<{s}, {2 if e == 2 else 1}, {e}, {mb}>" if mb else f"gemv_fp8_v11<{s}, {2 if e == 2 else 1}, {e}>")
+     for (_, _, e), cs in V11_SWEEP.items() for s, ks, mb in cs]
+    + [f"gemv_fp8_v11<{s}, 1, 0>" for s in (1, 2, 4, 8)] + [f"gemv_fp8_v11<{s}, 2, 2>" for s in (2, 4)] + [f"gemv_fp8_v11<{s}, 1, 1>" for s in (2, 4)]
+    + [f"gemv_fp8_v11b<{s}, 1, 0, {mb}>" for (_, _, e), cs in V11_SWEEP.items() if e == 1 for s, ks, mb in cs if mb]))
+
 def v8_plan(N: int, K: int, RG: int, epi: int, C: int, bps: int = 1):
     "v8's geometry: (grid blocks, row groups, units): never more blocks than units, so every block has work."
     G = (N // 2) // 16 if epi == 2 else N // (16 * RG)
@@ -135,7 +147,7 @@ def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None,
     Nout = N // 2 if epi == 2 else N
     out = torch.empty(M, Nout, dtype=torch.bfloat16, device=q.device) if out is None else out
     if epi == 1: assert res is not None and res.shape == (M, N) and res.dtype == torch.bfloat16 and res.is_contiguous()
-    if pdl and variant not in (3, 8, 9, 10): raise ValueError(f"pdl: only v3 and v8-v10 wait for the kernel before it (qe_grid_wait); v{variant} does not")
+    if pdl and variant not in (3, 8, 9, 10, 11): raise ValueError(f"pdl: only v3 and v8-v11 wait for the kernel before it (qe_grid_wait); v{variant} does not")
     if variant == 1:
         assert M == 1 and epi == 0, "v1 is the plain M = 1 baseline"
         launch(get_kernel("gemv", "gemv_fp8_v1"), (N // 8,), (256,), (q, scale, x, out, np.int32(N), np.int32(K)))
@@ -150,7 +162,7 @@ def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None,
         part, cnt = scratch if scratch is not None else v4_scratch(N, K, RG, epi, bps, q.device)
         launch(get_kernel("gemv", f"gemv_fp8_v4<{RG}, {epi}>"), (blocks,), (128,), args + (part, cnt))
         return out
-    assert variant in (3, 5, 6, 7, 8, 9, 10) and 1 <= KS <= 16
+    assert variant in (3, 5, 6, 7, 8, 9, 10, 11) and 1 <= KS <= 16
     if variant == 7:
         if KS > 1 and scratch is None: scratch = gemv_scratch(N, RG, KS, epi, q.device)
         part, cnt = scratch if KS > 1 else (out, out)
@@ -186,6 +198,10 @@ def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None,
         return out
     if KS > 1 and scratch is None: scratch = gemv_scratch(N, RG, KS, epi, q.device)
     part, cnt = scratch if KS > 1 else (out, out)
+    if variant == 11:
+        name = f"gemv_fp8_v11b<{S}, {RG}, {epi}, {minb}>" if minb else f"gemv_fp8_v11<{S}, {RG}, {epi}>"
+        launch(get_kernel("gemv", name, together=V11_KERNELS if name in V11_KERNELS else ()), (grid, KS), (32 * S,), args + (part, cnt), pdl=pdl)
+        return out
     name = f"gemv_fp8_v3b<{S}, {RG}, {epi}, {minb}>" if minb else f"gemv_fp8_v3<{S}, {RG}, {epi}>"
     launch(_engine_kernel(name), (grid, KS), (32 * S,), args + (part, cnt), pdl=pdl)
     return out
@@ -281,12 +297,12 @@ def check_gemv(N, K, epi, M, gen, S, RG, variant=3, KS=1, bps=4, D=4, v7opt=(0, 
             r.update(epilogue_bit_identical=torch.equal(ye, want), epilogue_mismatches=(ye != want).sum().item())
     return r
 
-def check_multirow_identity(N, K, epi, gen, S, RG, KS=1, variant=3, bps=4, D=4, C=8):
+def check_multirow_identity(N, K, epi, gen, S, RG, KS=1, variant=3, bps=4, D=4, C=8, minb=0):
     "Row m of an M = 8 call is bit-identical to an M = 1 call on the same row."
     q, sc = synth_fp8(N, K, gen)
     x = (torch.randn(8, K, generator=gen, device="cuda")).to(torch.bfloat16)
     res = torch.randn(8, N, generator=gen, device="cuda").to(torch.bfloat16) if epi == 1 else None
-    kw = dict(S=S, RG=RG, KS=KS, variant=variant, bps=bps, D=D, C=C)
+    kw = dict(S=S, RG=RG, KS=KS, variant=variant, bps=bps, D=D, C=C, minb=minb)
     y8 = gemv(q, sc, x, epi, res, **kw)
     same = all(torch.equal(y8[m:m + 1], gemv(q, sc, x[m:m + 1].contiguous(), epi, res[m:m + 1].contiguous() if res is not None else None, **kw)) for m in range(8))
     again = all(torch.equal(y8, gemv(q, sc, x, epi, res, **kw)) for _ in range(20))   # deterministic run to run
@@ -295,7 +311,7 @@ def check_multirow_identity(N, K, epi, gen, S, RG, KS=1, variant=3, bps=4, D=4, 
 def bytes_of(N, K, M=1, epi=0):
     return N * K + (N // 128) * (K // 128) * 4 + M * K * 2 + M * (N // 2 if epi == 2 else N) * 2 + (M * N * 2 if epi == 1 else 0)
 
-def time_gemv(N, K, epi, S, RG, gen, M=1, variant=3, KS=1, bps=4, D=4, v7opt=(0, False), C=8, pdl=False, dry=False, conv=1):
+def time_gemv(N, K, epi, S, RG, gen, M=1, variant=3, KS=1, bps=4, D=4, v7opt=(0, False), C=8, pdl=False, dry=False, conv=1, minb=0):
     "Microseconds per call in a CUDA graph that cycles through enough distinct weight copies to miss L2."
     n = rotation_count(N * K)
     ws = [synth_fp8(N, K, gen) for _ in range(n)]
@@ -304,7 +320,7 @@ def time_gemv(N, K, epi, S, RG, gen, M=1, variant=3, KS=1, bps=4, D=4, v7opt=(0,
     out = torch.empty(M, N // 2 if epi == 2 else N, dtype=torch.bfloat16, device="cuda")
     reps = max(1, 40 // n)
     scr = v8_scratch(N, K, RG, epi, C, bps) if variant in (8, 9, 10) else v4_scratch(N, K, RG, epi, bps) if variant == 4 else gemv_scratch(N, RG, KS, epi) if KS > 1 else None
-    us = 1000 * median(time_graph(lambda i: gemv(ws[i % n][0], ws[i % n][1], x, epi, res, S=S, RG=RG, out=out, variant=variant, KS=KS, scratch=scr, bps=bps, D=D, v7opt=v7opt, C=C, pdl=pdl, dry=dry, conv=conv),
+    us = 1000 * median(time_graph(lambda i: gemv(ws[i % n][0], ws[i % n][1], x, epi, res, S=S, RG=RG, out=out, variant=variant, KS=KS, scratch=scr, bps=bps, D=D, v7opt=v7opt, C=C, pdl=pdl, dry=dry, conv=conv, minb=minb),
                                   calls=n * reps, reps=7))
     del ws
     return us
@@ -382,7 +398,7 @@ def best_choice(rows):
             if k not in out or r["us"] < out[k]["us"]: out[k] = r
     return out
 
-def token_graph(choice, gen, bw, c=None, pdl: bool = False):
+def token_graph(choice, gen, bw, c=None, pdl: bool = False, minb: dict = None):
     """All GEMVs of one token (64 layers: 256 fp8 projections with distinct weights, plus the bf16 lm_head with argmax) in one CUDA graph.
     `choice` None: the engine's plan (ENGINE_CHOICE, ENGINE_MINB). `pdl`: v3 launches and the head as programmatic dependents."""
     from qwen_engine.config import preset
@@ -393,7 +409,7 @@ def token_graph(choice, gen, bw, c=None, pdl: bool = False):
         first = (c.q_gate_rows + 2 * c.kv_rows, H, 0) if t == "full_attention" else (c.gdn_conv_dim + c.gdn_value_dim, H, 0)
         oin = c.num_attention_heads * c.head_dim if t == "full_attention" else c.gdn_value_dim
         layers.append([first, (H, oin, 1), (2 * I, H, 2), (H, I, 1)])
-    minb = ENGINE_MINB if choice is None else {}
+    minb = minb if minb is not None else ENGINE_MINB if choice is None else {}
     if choice is None:
         choice = {k: engine_plan(*k) + (4, 4) for L in layers for k in L}
         choice["lm_head"] = ENGINE_CHOICE["lm_head"]
@@ -417,7 +433,7 @@ def token_graph(choice, gen, bw, c=None, pdl: bool = False):
         for q, sc, N, K, epi in mats:
             v, S, RG, KS, bps, D, *C = choice[(N, K, epi)]
             gemv(q, sc, xs[K], epi, res if epi == 1 else None, S=S, RG=RG, out=outs[(N, epi)], variant=v, KS=KS, scratch=scr[(N, K, epi)], bps=bps, D=D,
-                 minb=minb.get((N, K, epi), 0) if v == 3 else 0, pdl=pdl and v in (3, 8, 9, 10), C=C[0] if C else 8)
+                 minb=minb.get((N, K, epi), 0) if v in (3, 11) else 0, pdl=pdl and v in (3, 8, 9, 10, 11), C=C[0] if C else 8)
         lm_head(W, xs[H], rowset=rowset, S=choice.get("lm_head", 4), pdl=pdl)
     ms = median(time_graph(step, calls=1, reps=10))
     del mats, W
