@@ -12,7 +12,7 @@
 //      55 57 49 56 49 : loads then waits each tile, so bytes in flight fall to zero once per tile. Kept: v3's base.
 //   v3 gemv_fp8_v3<S, RG, EPI>: v2 with a register double buffer (tile kt+1 in flight while tile kt is computed) and
 //      K also split across KS blocks (grid.y), reduced by the last block to arrive in a fixed order.
-//      65 70 52 73 66 : the engine's GEMV for now. ncu (16384x5120): DRAM 64 %, 92 registers cap residency at 20 warps/SM (16 achieved).
+//      65 70 52 73 66 : the engine's GEMV until v11. ncu (16384x5120): DRAM 64 %, 92 registers cap residency at 20 warps/SM (16 achieved).
 //   v3b gemv_fp8_v3b<S, RG, EPI, MINB>: v3's body under __launch_bounds__(32 S, MINB); the engine's choice at S = 2 on the two
 //      5,120-row shapes (results/gemv_v3_minblocks_h200.json: 58 and 73 % there, bit-identical to v3).
 //   v4 gemv_fp8_v4<RG, EPI>: stream-K. A grid resident at once (blocks of 4 warps); all (row group, K tile) units laid end to
@@ -25,6 +25,17 @@
 //      computing one tile each per stage. (results/gemv_v6_h200.json) 48 52 43 32 52 at best: lost; deeper rings are worse.
 //   v7 gemv_fp8_v7<S, RG, EPI, D, PF, L2B>: v3 with x loaded at use and a D-deep register ring of weights, optional L2
 //      prefetch. Bit-identical to v3. (results/gemv_v7_h200.json) 65 67 42 50 55 at best: lost, except +1-2 points on q|gate|k|v.
+//   v8 gemv_fp8_v8<NC, RG, EPI, C, D>: persistent (one block per SM), a producer warp's cp.async.bulk row copies (C tiles of
+//      16 rows) into a D-slot ring, NC tensor-core consumer warps, straddling row groups reduced in block order.
+//      (results/gemv_v8_h200.json) 52 52 43 61 61 at best with PDL: lost.
+//   v9 gemv_fp8_v9<NC, RG, EPI, C, D, DRY>: v8 with x and scales loaded a unit ahead; DRY skips the math (timing only).
+//      (gemv_v9_first_h200.json, gemv_v9_h200.json) 48 50 42 69 52 at best; DRY on the plain large shapes: 70-74 % with
+//      2-2.5 KB pieces of 16 rows, 82-84 % with whole rows: the order in which bytes are asked for matters.
+//   v10 gemv_fp8_v10<NC, RG, EPI, C, D, CONV>: v9 with e4m3 -> bf16 by bit operations (CONV = 1; exact: bit-identical to the
+//      conversion-instruction build CONV = 0, subnormals included). (gemv_v10_h200.json) 64 66 46 79 64 with PDL: lost,
+//      except SwiGLU vs v3 then.
+//   v11 gemv_fp8_v11<S, RG, EPI> (v11b with MINB): v3's body with v10's bit widening. (gemv_v11_h200.json, with PDL)
+//      71 76 62 80 77: faster than v3 on every shape; THE ENGINE'S GEMV.
 //   lm_head_bf16_v2<S>: the same structure for the bf16 vocabulary projection over a row set, with argmax.
 // Weights are read as stored in the checkpoint: row-major [N, K], e4m3, scale_inv [N/128, K/128] (fp32 here).
 #include "common.cu"                                    // qe_grid_wait / qe_grid_launch_dependents (PDL)

@@ -33,6 +33,47 @@ def test_widening_is_exact_for_every_e4m3_byte():
     shifted4 = (((h & 0x7FFF) >> 4) | (h & 0x8000)).to(torch.int16).view(torch.bfloat16).double()   # negative control
     assert not torch.equal(shifted4[ok] * 2.0**112, v[ok].double())
 
+def _widen_bits(w: torch.Tensor):
+    "v10/v11's widening of 32-bit words (int64 tensor): bf16x2 pairs (bytes 0, 2) and (1, 3), as widen_pairs<1> computes them."
+    lo = ((w << 8) & 0x80008000) | ((w << 4) & 0x07F007F0)
+    hi = (w & 0x80008000) | ((w >> 4) & 0x07F007F0)
+    return lo, hi
+
+def _bf16_halves(p: torch.Tensor):
+    "The two bf16 of each 32-bit pair (low half first), as float64."
+    return [((p >> s) & 0xFFFF).to(torch.int32).to(torch.int16).view(torch.bfloat16).double() for s in (0, 16)]
+
+def test_bit_widening_is_exact_for_every_e4m3_byte():
+    "v10/v11: an e4m3 byte moved into bf16 by shifts is exactly value * 2^-120 for all 254 finite bytes, subnormals included."
+    b = torch.arange(256, dtype=torch.int64)
+    v = b.to(torch.uint8).view(torch.float8_e4m3fn).double()
+    ok = ~torch.isnan(v)
+    for pos in range(4):                                        # the byte in each position of the word
+        lo, hi = _widen_bits(b << (8 * pos))
+        got = _bf16_halves(lo if pos in (0, 2) else hi)[pos // 2]
+        assert torch.equal(got[ok] * 2.0**120, v[ok]), pos
+    assert int((((b & 0x78) == 0) & ((b & 7) != 0)).sum()) == 14                # the 14 subnormal bytes are among them
+    lo, _ = _widen_bits(b)                                     # negative control: the f16 path's scale is off by 2^8
+    assert not torch.equal(_bf16_halves(lo)[0][ok] * 2.0**112, v[ok])
+
+def test_bit_widening_pairs_match_the_permuted_activation():
+    "The pairing (bytes 0, 2 / 1, 3) with the activation permuted by pair_x gives the same products as the plain order."
+    g = torch.Generator().manual_seed(3)
+    wb = torch.randint(0, 256, (4,), generator=g, dtype=torch.int64)
+    wb[(wb & 0x7F) == 0x7F] = 0
+    x = torch.randn(4, generator=g).to(torch.bfloat16)
+    w = int((wb << torch.tensor([0, 8, 16, 24])).sum())
+    lo, hi = _widen_bits(torch.tensor([w]))
+    xb = x.view(torch.int16).to(torch.int64) & 0xFFFF
+    a, c = int(xb[0] | (xb[1] << 16)), int(xb[2] | (xb[3] << 16))          # x words as loaded: (x0, x1), (x2, x3)
+    perm = lambda u, v, sel: sum((((u | (v << 32)) >> (8 * ((sel >> (4 * i)) & 0xF))) & 0xFF) << (8 * i) for i in range(4))
+    b0, b1 = torch.tensor([perm(a, c, 0x5410)]), torch.tensor([perm(a, c, 0x7632)])   # __byte_perm(a, c, ...)
+    dot = sum((p * q).sum() for p, q in zip(_bf16_halves(lo) + _bf16_halves(hi), _bf16_halves(b0) + _bf16_halves(b1)))
+    want = (wb.to(torch.uint8).view(torch.float8_e4m3fn).double() * x.double()).sum() * 2.0**-120
+    assert abs(float(dot) - float(want)) <= 1e-12 * abs(float(want))          # float64 sums of the same products
+    wrong = sum((p * q).sum() for p, q in zip(_bf16_halves(lo) + _bf16_halves(hi), _bf16_halves(torch.tensor([a])) + _bf16_halves(torch.tensor([c]))))
+    assert abs(float(wrong) - float(want)) > 1e-6 * abs(float(want))       # negative control: x not permuted
+
 def test_reference_epilogues():
     g = torch.Generator().manual_seed(1)
     q, s = quantize_fp8(torch.randn(256, 128, generator=g))
@@ -87,44 +128,49 @@ def test_recorded_sweep_is_consistent():
 
 
 def test_engine_plan_is_the_recorded_choice():
-    "The engine launches, per model shape, exactly the configuration the committed sweep found fastest."
-    from qwen_engine.gemv import ENGINE_CHOICE, engine_plan
-    d = read_record("gemv_h200")["data"]
+    "The engine launches, per model shape, exactly the v11 configuration the committed sweep found fastest with PDL."
+    from qwen_engine.gemv import ENGINE_CHOICE, ENGINE_MINB, engine_plan
+    d = read_record("gemv_v11_h200")["data"]
     for (N, K, e), plan in ((k, v) for k, v in ENGINE_CHOICE.items() if k != "lm_head"):
-        assert list(plan) == d["choice"][f"{N}x{K}/epi{e}"][:4]
+        rec_plan, rec_minb = d["v11_choice"][f"{N}x{K}:{e}"]
+        assert list(plan) == rec_plan[:4] and ENGINE_MINB.get((N, K, e), 0) == rec_minb
         assert engine_plan(N, K, e) == plan
-    assert ENGINE_CHOICE["lm_head"] == d["choice"]["lm_head"]
-    assert engine_plan(2048, 256, 0) == (3, 2, 1, 1) and engine_plan(1024, 256, 2) == (3, 2, 2, 1) and engine_plan(256, 768, 1)[1] == 4
+        # ... and that configuration was the fastest v11 with PDL, and faster than v3's plan in the same run
+        mine = [t for t in d["timings"] if (t["N"], t["K"], t["epi"]) == (N, K, e) and t["pdl"] and isinstance(t["cfg"], list) and len(t["cfg"]) == 3]
+        best = min(mine, key=lambda t: t["us"])
+        assert best["cfg"] == [plan[1], plan[3], rec_minb]
+        row = [r for r in d["table"] if (r["N"], r["K"], r["epi"]) == (N, K, e)][0]
+        assert best["us"] < row["v3_engine_pdl_us"]
+    assert set(ENGINE_MINB) <= set(ENGINE_CHOICE)
+    assert ENGINE_CHOICE["lm_head"] == read_record("gemv_h200")["data"]["choice"]["lm_head"]
+    assert engine_plan(2048, 256, 0) == (11, 2, 1, 1) and engine_plan(1024, 256, 2) == (11, 2, 2, 1) and engine_plan(256, 768, 1)[1] == 4
 
 
 def test_engine_kernels_are_declared_and_cover_the_plans():
-    "The one-pass compile list names only instantiations the file declares, and every plan the engine can pick is in it."
+    "The one-pass compile lists name only instantiations the file declares, and every plan the engine can pick is in it."
     import re
-    from qwen_engine.gemv import ENGINE_KERNELS, engine_plan, ENGINE_CHOICE
+    from qwen_engine.gemv import ENGINE_KERNELS, V3_KERNELS, V8_KERNELS, V9_KERNELS, V10_KERNELS, V11_KERNELS, ENGINE_MINB, engine_plan, ENGINE_CHOICE
     from qwen_engine.runtime import kernel_source
     from qwen_engine.config import preset
     src = kernel_source("gemv")
     declared = {f"gemv_fp8_v3<{a}, {b}, {c}>" for a, b, c in re.findall(r"GEMV3_INST\((\d), (\d), (\d)\)", src)} \
              | {f"gemv_fp8_v3b<{a}, {b}, {c}, {d}>" for a, b, c, d in re.findall(r"GEMV3B_INST\((\d), (\d), (\d), (\d)\)", src)} \
+             | {f"gemv_fp8_v11<{a}>" for a in re.findall(r"GEMV11_INST\(([\d, ]+)\)", src)} \
+             | {f"gemv_fp8_v11b<{a}>" for a in re.findall(r"GEMV11B_INST\(([\d, ]+)\)", src)} \
+             | {f"gemv_fp8_v8<{a}>" for a in re.findall(r"GEMV8_INST\(([\d, ]+)\)", src)} \
+             | {f"gemv_fp8_v9<{a}>" for a in re.findall(r"GEMV9_INST\(([\w, ]+)\)", src) if a[0].isdigit()} \
+             | {f"gemv_fp8_v10<{a}>" for a in re.findall(r"GEMV10_INST\(([\d, ]+)\)", src)} \
              | {f"lm_head_bf16_v2<{a}>" for a in re.findall(r"LMH_INST\((\d)\)", src)}
-    assert set(ENGINE_KERNELS) <= declared
+    for group in (ENGINE_KERNELS, V3_KERNELS, V8_KERNELS, V9_KERNELS, V10_KERNELS, V11_KERNELS):
+        assert set(group) <= declared, set(group) - declared
+    for group, name in ((V8_KERNELS, "v8<"), (V9_KERNELS, "v9<"), (V10_KERNELS, "v10<")):    # the sweeps' lists are the file's
+        assert set(group) == {d for d in declared if name in d}
     for c in (preset("qwen3_5_27b"), preset("tiny")):
         H = c.hidden_size
         for N, K, e in ((c.q_gate_rows + 2 * c.kv_rows, H, 0), (c.gdn_conv_dim + c.gdn_value_dim, H, 0), (H, c.num_attention_heads * c.head_dim, 1),
                         (H, c.gdn_value_dim, 1), (2 * c.intermediate_size, H, 2), (H, c.intermediate_size, 1)):
             v, S, RG, KS = engine_plan(N, K, e)
-            assert v == 3 and f"gemv_fp8_v3<{S}, {RG}, {e}>" in ENGINE_KERNELS, (N, K, e)
+            mb = ENGINE_MINB.get((N, K, e), 0)
+            name = f"gemv_fp8_v11b<{S}, {RG}, {e}, {mb}>" if mb else f"gemv_fp8_v11<{S}, {RG}, {e}>"
+            assert v == 11 and name in ENGINE_KERNELS, (N, K, e)
     assert f"lm_head_bf16_v2<{ENGINE_CHOICE['lm_head']}>" in ENGINE_KERNELS
-
-
-def test_engine_minb_is_backed_by_the_recorded_exploration():
-    "Each v3b configuration the engine uses was measured bit-identical to v3, without spills, and faster than v3, on the H200."
-    from qwen_engine.gemv import ENGINE_MINB, ENGINE_CHOICE, ENGINE_KERNELS
-    rows = read_record("gemv_v3_minblocks_h200")["data"]["rows"]
-    for (N, K, e), minb in ENGINE_MINB.items():
-        v, S, RG, KS = ENGINE_CHOICE[(N, K, e)]
-        mine = [r for r in rows if (r["N"], r["K"], r["epi"], r["S"], r["KS"], r["minb"]) == (N, K, e, S, KS, minb)]
-        base = [r for r in rows if (r["N"], r["K"], r["epi"], r["S"], r["KS"], r["minb"]) == (N, K, e, S, KS, 0)]
-        assert len(mine) == len(base) == 1
-        assert mine[0]["same_as_v3"] and mine[0]["spill"] == 0 and mine[0]["us"] < 0.95 * base[0]["us"]
-        assert f"gemv_fp8_v3b<{S}, {RG}, {e}, {minb}>" in ENGINE_KERNELS
