@@ -18,7 +18,24 @@
 //      head (96 or 192 blocks; variants 5 and 6): block r runs v1's warps 16/CL r.. (their state columns and b/a
 //      chunks) and 384/CL conv channels; q, k, v, the b/a warp sums and the core values are pushed into every block
 //      of the cluster (distributed shared memory). Bit-identical to v1 by construction.
-//   Results (H200): results/gdn_h200.json (v1, v2), results/gdn_v3_h200.json (v3, v4), results/gdn_v5_h200.json (v5, v6).
+//   v7 gdn_decode_v7<M, BF16_STATE, EARLY, PROBE>: v3 with a shorter tail: beta and the decay in two warps, SiLU(z)
+//      made by an idle warp before the recurrence, the gated norm before the state stores (the other warps' stores
+//      drain meanwhile); EARLY (variant 7): columns stored inside the last recurrence step; variant 8 after the core
+//      barrier. Bit-identical to v3 by construction (the same values; only who computes them, and when, differs).
+//   v9 gdn_decode_v9<M, BF16_STATE, PROBE>: v7's schedule on two blocks of 8 warps per head (96 blocks), no cluster:
+//      each block v1's warps 8 half.. (64 state columns), all of b/a, the conv of q, k and its own 64 v channels; the
+//      gated norm's 32 lane partials cross between the halves as tagged 64-bit words in global memory (`xchg`).
+//      Bit-identical to v3 by construction.
+//   Results (H200, us per layer per token at M = 1, fp32 state, graph of 48 layers; "PDL": a graph of 48 launches each a
+//   programmatic dependent of the one before; M = 8: us per token):
+//      v1  8.54                          results/gdn_v5_h200.json (8.48 in gdn_h200.json)
+//      v2  9.80                          results/gdn_h200.json
+//      v3  6.78, PDL 4.06, M = 8 1.77    results/gdn_v5_h200.json   <- the engine's (VARIANT = 3)
+//      v4  7.27, PDL 4.54                results/gdn_v3_h200.json (v3 with v1's per-column butterflies)
+//      v5  7.10, PDL 4.71, M = 8 1.55    results/gdn_v5_h200.json (cluster of 2)
+//      v6  6.90, PDL 4.72                results/gdn_v5_h200.json (cluster of 4)
+//      v7, v8, v9                        not yet measured: results/explore_gdn_v7.py -> results/gdn_v7_h200.json
+//      FLA fused_recurrent_gated_delta_rule (recurrence only) 4.58
 // State layout ("register image"): rec[layer][head][w][c][lane][r] = S[i = 4 lane + r][j = 8 w + c]: warp w owns
 // columns 8w..8w+7, lane l owns rows 4l..4l+3 of each; a warp's load c is 512 contiguous bytes. Both products
 // S^T k and S^T q reduce over i, i.e. over the lanes of one warp: a register sum then a butterfly, no shared memory.
@@ -1000,7 +1017,7 @@ __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(GDN_THREADS / CL, 1
   }
 }
 
-#ifndef QE_GDN_NO_V5   // only the v5 module (-DQE_GDN_NO_V12 -DQE_GDN_NO_V3) compiles v5's 36 instantiations
+#ifndef QE_GDN_NO_V5   // only the v5 module (-DQE_GDN_NO_V12 -DQE_GDN_NO_V3 -DQE_GDN_NO_V7 -DQE_GDN_NO_V9) compiles v5's 36 instantiations
 template __global__ void gdn_decode_v5<1, false, 2, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 template __global__ void gdn_decode_v5<2, false, 2, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 template __global__ void gdn_decode_v5<3, false, 2, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
@@ -1037,4 +1054,512 @@ template __global__ void gdn_decode_v5<1, false, 2, true>(const unsigned short*,
 template __global__ void gdn_decode_v5<1, true, 2, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 template __global__ void gdn_decode_v5<1, false, 4, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 template __global__ void gdn_decode_v5<1, true, 4, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+#endif
+
+// ---- v7: v3 with a shorter tail ----------------------------------------------------------------------------------
+// v3's grid, load schedule, arithmetic and recurrence (the transposed reductions), with three changes of who does what
+// and when; no value is computed otherwise:
+//  - the gates in two warps: beta (the b sum, sigmoid) in warp 15, the decay (the a sum, softplus, two exps) in warp 14,
+//    lanes 0..M-1, so the two chains of transcendental functions run side by side instead of one after the other;
+//  - SiLU(z) computed before the recurrence, by warp (2M + m) mod 16 for row m (a warp idle while 2M warps do the
+//    l2norms), kept in shared memory; the gated norm then only multiplies (gdn_gated_apply_sz = qe_gated_apply with
+//    its SiLU factor given);
+//  - the gated norm before the state stores: the warps w < M normalise row w and then store their state columns; the
+//    others store theirs as soon as their columns are final (EARLY: inside the recurrence's last step, column by
+//    column; otherwise right after the core barrier), so the 64 KiB of stores drain while the norm runs.
+// Variant 7 is EARLY, variant 8 the stores after the core barrier. Bit-identical to v3 by construction.
+__device__ __forceinline__ float gdn_silu_f32(float z) { return __fdiv_rn(z, __fadd_rn(1.f, expf(-z))); }   // qe_gated_apply's factor
+__device__ __forceinline__ unsigned short gdn_gated_apply_sz(float x, float r, unsigned short w, float sz) {   // qe_gated_apply(x, r, w, z), sz = SiLU(z)
+  float y = qe_round_bf16(__fmul_rn(x, r));
+  y = qe_round_bf16(__fmul_rn(qe_bf16_to_f32(w), y));
+  return qe_f32_to_bf16(__fmul_rn(y, sz));
+}
+template <bool BF16_STATE>   // one column c of gdn_state_store (the same address, the same bits)
+__device__ __forceinline__ void gdn_state_store_col(const float (&sc)[4], void* rec_state, size_t base, int l, int c) {
+  if (!BF16_STATE) {
+    float4* p = reinterpret_cast<float4*>(static_cast<float*>(rec_state) + base) + l;
+    p[c * 32] = make_float4(sc[0], sc[1], sc[2], sc[3]);
+  } else {
+    uint2* p = reinterpret_cast<uint2*>(static_cast<unsigned short*>(rec_state) + base) + l;
+    p[c * 32] = make_uint2(qe_f32_to_bf16(sc[0]) | ((unsigned)qe_f32_to_bf16(sc[1]) << 16), qe_f32_to_bf16(sc[2]) | ((unsigned)qe_f32_to_bf16(sc[3]) << 16));
+  }
+}
+
+template <int M, bool BF16_STATE, bool EARLY, bool PROBE>
+__global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v7(
+    const unsigned short* __restrict__ qkvz, const unsigned short* __restrict__ x,
+    const unsigned short* __restrict__ w_b, const unsigned short* __restrict__ w_a,
+    const unsigned short* __restrict__ conv_w, const float* __restrict__ A_log, const float* __restrict__ dt_bias,
+    const unsigned short* __restrict__ norm_w, unsigned short* __restrict__ conv_state, void* __restrict__ rec_state,
+    int layer, const int* __restrict__ ctl, unsigned short* __restrict__ out, float eps, int heads_active,
+    unsigned long long* __restrict__ probe)
+{
+  const int h = blockIdx.x, kh = h / 3, tid = threadIdx.x, w = tid >> 5, l = tid & 31;
+  if (h >= heads_active) return;
+  unsigned long long tc[GDN_NPROBE], tg[GDN_NPROBE];
+  GDN_MARK(0);
+  __shared__ __align__(16) float s_q[M][GDN_D];
+  __shared__ __align__(16) float s_k[M][GDN_D];
+  __shared__ __align__(16) float s_sz[M][GDN_D];           // SiLU(z) of each row, fp32
+  __shared__ float s_v[M][GDN_D], s_core[M][GDN_D], s_red[16][2 * M], s_beta[M], s_decay[M];
+  const int zrow = (w - 2 * M) & 15;                       // the row whose z this warp loads and activates (if < M)
+
+  // ---- 1. before the grid wait: v3's loads
+  float s[8][4];
+  const size_t base = ((size_t)layer * GDN_HV + h) * (GDN_D * GDN_D) + (size_t)w * 1024;
+  gdn_state_load<BF16_STATE>(s, rec_state, base, l);
+  uint4 wb[GDN_NIT], wa[GDN_NIT];
+  gdn_ba_weights(wb, wa, w_b, w_a, h, tid);
+  const bool conv_t = tid < 3 * GDN_D;
+  const int part = tid >> 7, ci = tid & 127;
+  const int ch = gdn_conv_channel(part, ci, h, kh);
+  unsigned short* ring = conv_state + (size_t)layer * GDN_RING * GDN_CONV + ch;
+  uint2 cwv = make_uint2(0u, 0u);
+  unsigned short rr[GDN_RING];
+  if (conv_t) gdn_ring_preload(cwv, rr, conv_w, ring, ch);
+  const float negA = -expf(A_log[h]), dtb = dt_bias[h];
+  const uint2 nw = *reinterpret_cast<const uint2*>(norm_w + 4 * l);
+  GDN_MARK(1);
+
+  // ---- 2. the grid wait; then the position, x, this head's qkvz inputs and (warp zrow) z
+  qe_grid_wait();
+  const int p0 = ctl[0];
+  qe_grid_launch_dependents();
+  GDN_MARK(2);
+  unsigned short in[M];
+  if (conv_t) {
+#pragma unroll
+    for (int m = 0; m < M; ++m) in[m] = qkvz[(size_t)m * GDN_ROW + ch];
+  }
+  uint2 zv = make_uint2(0u, 0u);
+  if (zrow < M) zv = *reinterpret_cast<const uint2*>(qkvz + (size_t)zrow * GDN_ROW + GDN_CONV + h * GDN_D + 4 * l);
+  constexpr bool XH = M <= 4;
+  uint4 xh[GDN_NIT][XH ? M : 1];
+  gdn_x_load<M, XH>(xh, x, tid);
+
+  // ---- 3. b and a partial sums (v3's code)
+  {
+    float pb[M], pa[M];
+#pragma unroll
+    for (int m = 0; m < M; ++m) pb[m] = pa[m] = 0.f;
+#pragma unroll
+    for (int it = 0; it < GDN_NIT; ++it) {
+      const int c8 = tid + it * GDN_THREADS;
+      if (c8 < GDN_CHUNKS) {
+        const unsigned wbv[4] = {wb[it].x, wb[it].y, wb[it].z, wb[it].w}, wav[4] = {wa[it].x, wa[it].y, wa[it].z, wa[it].w};
+#pragma unroll
+        for (int m = 0; m < M; ++m) {
+          const uint4 xv = XH ? xh[it][XH ? m : 0] : *reinterpret_cast<const uint4*>(x + (size_t)m * GDN_HIDDEN + c8 * 8);
+          const unsigned xw[4] = {xv.x, xv.y, xv.z, xv.w};
+#pragma unroll
+          for (int e = 0; e < 8; ++e) {
+            float xe = gdn_bf(xw[e >> 1], e & 1);
+            pb[m] = fmaf(xe, gdn_bf(wbv[e >> 1], e & 1), pb[m]);
+            pa[m] = fmaf(xe, gdn_bf(wav[e >> 1], e & 1), pa[m]);
+          }
+        }
+      }
+    }
+    gdn_ba_reduce<M>(pb, pa, s_red, w, l);
+  }
+  GDN_MARK(3);
+
+  // ---- 4. conv + SiLU (v3's code)
+  if (conv_t) {
+    const float4 tw = gdn_conv_taps(cwv);
+    float win[M + 3];
+#pragma unroll
+    for (int j = 0; j < 3; ++j) {
+      const int slot = (p0 - 3 + j) & (GDN_RING - 1);
+      unsigned short v = rr[0];
+#pragma unroll
+      for (int q = 1; q < GDN_RING; ++q) v = slot == q ? rr[q] : v;
+      win[j] = qe_bf16_to_f32(v);
+    }
+#pragma unroll
+    for (int m = 0; m < M; ++m) win[3 + m] = qe_bf16_to_f32(in[m]);
+    float* dst = part == 0 ? &s_q[0][0] : part == 1 ? &s_k[0][0] : &s_v[0][0];
+    gdn_conv_silu<M>(tw, win, [&](int m, float v) { dst[m * GDN_D + ci] = v; });
+    if (part == 2 || h % 3 == 0) gdn_ring_write<M>(ring, in, p0);
+  }
+  GDN_MARK(4);
+  __syncthreads();
+  GDN_MARK(5);
+
+  // ---- 5. beta (warp 15) and the decay (warp 14), lane m for row m (gdn_gates' arithmetic, split in two);
+  //         l2norm (warps 0..2M-1, v3's code); SiLU(z) of row zrow (warp (2M + zrow) mod 16)
+  if (w == 15 && l < M) {
+    float b = 0.f;
+    for (int ww = 0; ww < 16; ++ww) b += s_red[ww][l];
+    b = qe_round_bf16(b);
+    s_beta[l] = qe_round_bf16(__fdiv_rn(1.f, __fadd_rn(1.f, expf(-b))));
+  }
+  if (w == 14 && l < M) {
+    float a = 0.f;
+    for (int ww = 0; ww < 16; ++ww) a += s_red[ww][M + l];
+    a = qe_round_bf16(a);
+    const float ap = __fadd_rn(a, dtb);
+    const float sp = ap > 20.f ? ap : log1pf(expf(ap));
+    s_decay[l] = expf(__fmul_rn(negA, sp));
+  }
+  if (w < 2 * M) gdn_l2norm((w & 1) ? s_k[w >> 1] : s_q[w >> 1], !(w & 1), l);
+  if (zrow < M) {
+    const float4 sz = make_float4(gdn_silu_f32(gdn_bf(zv.x, 0)), gdn_silu_f32(gdn_bf(zv.x, 1)), gdn_silu_f32(gdn_bf(zv.y, 0)), gdn_silu_f32(gdn_bf(zv.y, 1)));
+    *reinterpret_cast<float4*>(&s_sz[zrow][4 * l]) = sz;
+  }
+  GDN_MARK(6);
+  __syncthreads();
+  GDN_MARK(7);
+
+  // ---- 6. the recurrence (v3's XPOSE code); EARLY: in the last step, each column stored as soon as it is final
+  const bool early = EARLY && w >= M;                      // the norm warps store after the norm
+#pragma unroll 1
+  for (int m = 0; m < M; ++m) {
+    const float e = s_decay[m], beta = s_beta[m];
+    const float4 k4 = *reinterpret_cast<const float4*>(&s_k[m][4 * l]), q4 = *reinterpret_cast<const float4*>(&s_q[m][4 * l]);
+    const float k[4] = {k4.x, k4.y, k4.z, k4.w}, q[4] = {q4.x, q4.y, q4.z, q4.w};
+    float pk[8], po[8];
+#pragma unroll
+    for (int c = 0; c < 8; ++c) {
+#pragma unroll
+      for (int r = 0; r < 4; ++r) { s[c][r] = __fmul_rn(s[c][r], e); pk[c] = r ? __fadd_rn(pk[c], __fmul_rn(s[c][r], k[r])) : __fmul_rn(s[c][r], k[r]); }
+    }
+    const float kv = gdn_warp_sum8(pk, l);
+    const float dl = __fmul_rn(__fsub_rn(s_v[m][8 * w + (l >> 2)], kv), beta);
+    const bool store_now = early && m == M - 1;
+#pragma unroll
+    for (int c = 0; c < 8; ++c) {
+      const float d = __shfl_sync(0xffffffffu, dl, 4 * c);
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        s[c][r] = __fadd_rn(s[c][r], __fmul_rn(k[r], d));
+        po[c] = r ? __fadd_rn(po[c], __fmul_rn(s[c][r], q[r])) : __fmul_rn(s[c][r], q[r]);
+      }
+      if (BF16_STATE) {
+#pragma unroll
+        for (int r = 0; r < 4; ++r) s[c][r] = qe_round_bf16(s[c][r]);
+      }
+      if (store_now) gdn_state_store_col<BF16_STATE>(s[c], rec_state, base, l, c);
+    }
+    const float o = gdn_warp_sum8(po, l);
+    if ((l & 3) == 0) s_core[m][8 * w + (l >> 2)] = qe_round_bf16(o);
+  }
+  GDN_MARK(8);
+  __syncthreads();                                         // every core value in s_core
+  GDN_MARK(9);
+
+  // ---- 7. warps w < M: the gated norm of row w (v3's statistic; SiLU(z) from s_sz), then their state columns;
+  //         the other warps: their state columns now, unless stored in the recurrence
+  if (w < M) {
+    float v[4];
+    const float rinv = gdn_core_rinv<M>(v, s_core, w, l, eps);
+    const float4 sz = *reinterpret_cast<const float4*>(&s_sz[w][4 * l]);
+    const float szs[4] = {sz.x, sz.y, sz.z, sz.w};
+    const unsigned short nws[4] = {(unsigned short)(nw.x & 0xffffu), (unsigned short)(nw.x >> 16), (unsigned short)(nw.y & 0xffffu), (unsigned short)(nw.y >> 16)};
+#pragma unroll
+    for (int r = 0; r < 4; ++r)
+      out[(size_t)w * GDN_VD + h * GDN_D + 4 * l + r] = gdn_gated_apply_sz(v[r], rinv, nws[r], szs[r]);
+    gdn_state_store<BF16_STATE>(s, rec_state, base, l);
+  } else if (!EARLY) gdn_state_store<BF16_STATE>(s, rec_state, base, l);
+  GDN_MARK(10);
+  if (PROBE) gdn_probe_write(probe, tc, tg, h, tid);
+}
+
+#ifndef QE_GDN_NO_V7   // only the v7 module (-DQE_GDN_NO_V12 -DQE_GDN_NO_V3 -DQE_GDN_NO_V5 -DQE_GDN_NO_V9) compiles v7's 36 instantiations
+template __global__ void gdn_decode_v7<1, false, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v7<2, false, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v7<3, false, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v7<4, false, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v7<5, false, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v7<6, false, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v7<7, false, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v7<8, false, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v7<1, true, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v7<2, true, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v7<3, true, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v7<4, true, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v7<5, true, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v7<6, true, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v7<7, true, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v7<8, true, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v7<1, false, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v7<2, false, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v7<3, false, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v7<4, false, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v7<5, false, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v7<6, false, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v7<7, false, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v7<8, false, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v7<1, true, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v7<2, true, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v7<3, true, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v7<4, true, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v7<5, true, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v7<6, true, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v7<7, true, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v7<8, true, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v7<1, false, true, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v7<1, true, true, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v7<1, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v7<1, true, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+#endif
+
+// ---- v9: two blocks per head, no cluster: the halves meet through global memory for the norm's statistic ---------
+// 96 blocks of 8 warps (two may share an SM: __launch_bounds__(256, 2)). Block 2h + half holds v1's warps
+// W = 8 half + w: their state columns 64 half .. 64 half + 63 (the same register image), their recurrence (v3's
+// transposed code). Every block computes, as v1 does, all of b and a (each thread runs v1's threads tid and tid + 256:
+// their chunks, fma chains and butterflies), the conv of its key head's q and k (256 channels, two per thread) and of
+// its own 64 v channels, the gates and the l2norms. v7's tail: SiLU(z) before the recurrence, the norm before the stores.
+// The gated norm's statistic is qe_warp_rms_inv over 32 lane partials, lane L holding columns 4L..4L+3; lanes 0..15 are
+// half 0's columns, 16..31 half 1's. The norm warp of row m computes its own 16 partials (qe_sumsq, v1's order), writes
+// each with a tag into a 64-bit word of `xchg` (data and tag in one single-copy-atomic store: no fence), and its other
+// 16 lanes poll the peer's words until the tag is this launch's; then qe_warp_sum over the 32 lanes, exactly v1's
+// butterfly on exactly v1's partials. The tag is an epoch per (layer, head, half), kept in `xchg` and advanced by each
+// block once per launch: both halves start equal (zeros) and advance together, so the tag never repeats a stale word.
+// Deadlock-free because both halves are resident before either can wait: a dependent launch starts only after every
+// block of this grid has executed qe_grid_launch_dependents, and 96 blocks fit the GPU at once. A bounded poll traps
+// (an error, not a hang) if that ever fails. Bit-identical to v3 by construction.
+constexpr int GDN_XW = 8 * 16 + 1;   // words per (layer, head, half): 8 rows x 16 tagged partials, then the epoch
+__device__ __forceinline__ size_t gdn_xchg_slot(int layer, int h, int half) { return ((size_t)(layer * GDN_HV + h) * 2 + half) * GDN_XW; }
+__device__ __forceinline__ void gdn_st_relaxed(unsigned long long* p, unsigned long long v) { asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" :: "l"(p), "l"(v) : "memory"); }
+__device__ __forceinline__ unsigned long long gdn_ld_relaxed(const unsigned long long* p) {
+  unsigned long long v; asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory"); return v;
+}
+
+template <int M, bool BF16_STATE, bool PROBE>
+__global__ void __launch_bounds__(256, 2) gdn_decode_v9(
+    const unsigned short* __restrict__ qkvz, const unsigned short* __restrict__ x,
+    const unsigned short* __restrict__ w_b, const unsigned short* __restrict__ w_a,
+    const unsigned short* __restrict__ conv_w, const float* __restrict__ A_log, const float* __restrict__ dt_bias,
+    const unsigned short* __restrict__ norm_w, unsigned short* __restrict__ conv_state, void* __restrict__ rec_state,
+    int layer, const int* __restrict__ ctl, unsigned short* __restrict__ out, float eps, int heads_active,
+    unsigned long long* __restrict__ probe, unsigned long long* __restrict__ xchg)   // xchg: [layers][HV][2][GDN_XW]
+{
+  const int h = blockIdx.x >> 1, half = blockIdx.x & 1, kh = h / 3, tid = threadIdx.x, w = tid >> 5, l = tid & 31;
+  const int W = 8 * half + w;                              // the v1 warp whose 8 state columns this warp holds
+  if (h >= heads_active) return;                           // both halves of a head leave together
+  unsigned long long tc[GDN_NPROBE], tg[GDN_NPROBE];
+  GDN_MARK(0);
+  __shared__ __align__(16) float s_q[M][GDN_D];
+  __shared__ __align__(16) float s_k[M][GDN_D];
+  __shared__ __align__(16) float s_sz[M][GDN_D];
+  __shared__ float s_v[M][GDN_D], s_core[M][GDN_D], s_red[16][2 * M], s_beta[M], s_decay[M];
+  const int zrow = (w - 2 * M) & 7;                        // the row whose z this warp loads and activates (if < M)
+  unsigned long long* const mine = xchg + gdn_xchg_slot(layer, h, half);
+  const unsigned long long* const peer = xchg + gdn_xchg_slot(layer, h, half ^ 1);
+
+  // ---- 1. before the grid wait: my state columns, the b/a weights of v1's threads tid and tid + 256, the conv pair's
+  //         weights and 16 ring slots, the gate and norm weights, and my epoch (this block's own, from its last launch)
+  float s[8][4];
+  const size_t base = ((size_t)layer * GDN_HV + h) * (GDN_D * GDN_D) + (size_t)W * 1024;
+  gdn_state_load<BF16_STATE>(s, rec_state, base, l);
+  uint4 wb[2][GDN_NIT], wa[2][GDN_NIT];
+  gdn_ba_weights(wb[0], wa[0], w_b, w_a, h, tid);
+  gdn_ba_weights(wb[1], wa[1], w_b, w_a, h, tid + 256);
+  // conv: pair p = tid < 160 holds two adjacent channels: p < 128 q|k channels 2p, 2p + 1 (part 0 or 1); else my v
+  // channels 64 half + 2 (p - 128) + {0, 1} (part 2)
+  const bool conv_t = tid < 160;
+  const int part = tid < 128 ? (tid >> 6) : 2, ci = tid < 128 ? (2 * tid) & 127 : 64 * half + 2 * (tid - 128);
+  const int ch = gdn_conv_channel(part, ci, h, kh);        // even: the pair is one 4-byte word of the ring and of qkvz
+  unsigned short* ring = conv_state + (size_t)layer * GDN_RING * GDN_CONV + ch;
+  uint4 cwv = make_uint4(0u, 0u, 0u, 0u);
+  unsigned rr[GDN_RING];
+  if (conv_t) {
+    cwv = *reinterpret_cast<const uint4*>(conv_w + (size_t)ch * 4);
+#pragma unroll
+    for (int j = 0; j < GDN_RING; ++j) rr[j] = *reinterpret_cast<const unsigned*>(ring + (size_t)j * GDN_CONV);
+  }
+  const float negA = -expf(A_log[h]), dtb = dt_bias[h];
+  const uint2 nw = *reinterpret_cast<const uint2*>(norm_w + 4 * l);
+  const unsigned tag = static_cast<unsigned>(mine[GDN_XW - 1]) + 1u;   // this launch's tag
+  GDN_MARK(1);
+
+  // ---- 2. the grid wait; then the position, x, the conv inputs and (warp zrow) z
+  qe_grid_wait();
+  const int p0 = ctl[0];
+  qe_grid_launch_dependents();
+  GDN_MARK(2);
+  unsigned in2[M];
+  if (conv_t) {
+#pragma unroll
+    for (int m = 0; m < M; ++m) in2[m] = *reinterpret_cast<const unsigned*>(qkvz + (size_t)m * GDN_ROW + ch);
+  }
+  uint2 zv = make_uint2(0u, 0u);
+  if (zrow < M) zv = *reinterpret_cast<const uint2*>(qkvz + (size_t)zrow * GDN_ROW + GDN_CONV + h * GDN_D + 4 * l);
+
+  // ---- 3. b and a: v1's threads tid (warp w) and tid + 256 (warp w + 8), each v3's per-thread chain and butterfly
+#pragma unroll
+  for (int vt = 0; vt < 2; ++vt) {
+    const int t = tid + 256 * vt;
+    float pb[M], pa[M];
+#pragma unroll
+    for (int m = 0; m < M; ++m) pb[m] = pa[m] = 0.f;
+#pragma unroll
+    for (int it = 0; it < GDN_NIT; ++it) {
+      const int c8 = t + it * GDN_THREADS;
+      if (c8 < GDN_CHUNKS) {
+        const unsigned wbv[4] = {wb[vt][it].x, wb[vt][it].y, wb[vt][it].z, wb[vt][it].w}, wav[4] = {wa[vt][it].x, wa[vt][it].y, wa[vt][it].z, wa[vt][it].w};
+#pragma unroll
+        for (int m = 0; m < M; ++m) {
+          const uint4 xv = *reinterpret_cast<const uint4*>(x + (size_t)m * GDN_HIDDEN + c8 * 8);
+          const unsigned xw[4] = {xv.x, xv.y, xv.z, xv.w};
+#pragma unroll
+          for (int e = 0; e < 8; ++e) {
+            float xe = gdn_bf(xw[e >> 1], e & 1);
+            pb[m] = fmaf(xe, gdn_bf(wbv[e >> 1], e & 1), pb[m]);
+            pa[m] = fmaf(xe, gdn_bf(wav[e >> 1], e & 1), pa[m]);
+          }
+        }
+      }
+    }
+    gdn_ba_reduce<M>(pb, pa, s_red, w + 8 * vt, l);
+  }
+  GDN_MARK(3);
+
+  // ---- 4. conv + SiLU of the pair (v1's per-channel arithmetic, channel 0 then 1 of the pair)
+  if (conv_t) {
+#pragma unroll
+    for (int c = 0; c < 2; ++c) {
+      const float4 tw = gdn_conv_taps(c ? make_uint2(cwv.z, cwv.w) : make_uint2(cwv.x, cwv.y));
+      float win[M + 3];
+#pragma unroll
+      for (int j = 0; j < 3; ++j) {
+        const int slot = (p0 - 3 + j) & (GDN_RING - 1);
+        unsigned v = rr[0];
+#pragma unroll
+        for (int q = 1; q < GDN_RING; ++q) v = slot == q ? rr[q] : v;
+        win[j] = gdn_bf(v, c);
+      }
+#pragma unroll
+      for (int m = 0; m < M; ++m) win[3 + m] = gdn_bf(in2[m], c);
+      float* dst = part == 0 ? &s_q[0][0] : part == 1 ? &s_k[0][0] : &s_v[0][0];
+      gdn_conv_silu<M>(tw, win, [&](int m, float v) { dst[m * GDN_D + ci + c] = v; });
+    }
+    if (part == 2 || (h % 3 == 0 && half == 0)) {        // one writer per channel
+#pragma unroll
+      for (int m = 0; m < M; ++m) *reinterpret_cast<unsigned*>(ring + (size_t)((p0 + m) & (GDN_RING - 1)) * GDN_CONV) = in2[m];
+    }
+  }
+  GDN_MARK(4);
+  __syncthreads();
+  GDN_MARK(5);
+
+  // ---- 5. beta (warp 7), the decay (warp 6), the l2norms (virtual warps vw = w, w + 8 < 2M), SiLU(z) of row zrow
+  if (w == 7 && l < M) {
+    float b = 0.f;
+    for (int ww = 0; ww < 16; ++ww) b += s_red[ww][l];
+    b = qe_round_bf16(b);
+    s_beta[l] = qe_round_bf16(__fdiv_rn(1.f, __fadd_rn(1.f, expf(-b))));
+  }
+  if (w == 6 && l < M) {
+    float a = 0.f;
+    for (int ww = 0; ww < 16; ++ww) a += s_red[ww][M + l];
+    a = qe_round_bf16(a);
+    const float ap = __fadd_rn(a, dtb);
+    const float sp = ap > 20.f ? ap : log1pf(expf(ap));
+    s_decay[l] = expf(__fmul_rn(negA, sp));
+  }
+  for (int vw = w; vw < 2 * M; vw += 8) gdn_l2norm((vw & 1) ? s_k[vw >> 1] : s_q[vw >> 1], !(vw & 1), l);
+  if (zrow < M) {
+    const float4 sz = make_float4(gdn_silu_f32(gdn_bf(zv.x, 0)), gdn_silu_f32(gdn_bf(zv.x, 1)), gdn_silu_f32(gdn_bf(zv.y, 0)), gdn_silu_f32(gdn_bf(zv.y, 1)));
+    *reinterpret_cast<float4*>(&s_sz[zrow][4 * l]) = sz;
+  }
+  GDN_MARK(6);
+  __syncthreads();
+  GDN_MARK(7);
+
+  // ---- 6. the recurrence on my columns (v3's XPOSE code for v1 warp W); warps w >= M store in the last step
+  const bool early = w >= M;
+#pragma unroll 1
+  for (int m = 0; m < M; ++m) {
+    const float e = s_decay[m], beta = s_beta[m];
+    const float4 k4 = *reinterpret_cast<const float4*>(&s_k[m][4 * l]), q4 = *reinterpret_cast<const float4*>(&s_q[m][4 * l]);
+    const float k[4] = {k4.x, k4.y, k4.z, k4.w}, q[4] = {q4.x, q4.y, q4.z, q4.w};
+    float pk[8], po[8];
+#pragma unroll
+    for (int c = 0; c < 8; ++c) {
+#pragma unroll
+      for (int r = 0; r < 4; ++r) { s[c][r] = __fmul_rn(s[c][r], e); pk[c] = r ? __fadd_rn(pk[c], __fmul_rn(s[c][r], k[r])) : __fmul_rn(s[c][r], k[r]); }
+    }
+    const float kv = gdn_warp_sum8(pk, l);
+    const float dl = __fmul_rn(__fsub_rn(s_v[m][8 * W + (l >> 2)], kv), beta);
+    const bool store_now = early && m == M - 1;
+#pragma unroll
+    for (int c = 0; c < 8; ++c) {
+      const float d = __shfl_sync(0xffffffffu, dl, 4 * c);
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        s[c][r] = __fadd_rn(s[c][r], __fmul_rn(k[r], d));
+        po[c] = r ? __fadd_rn(po[c], __fmul_rn(s[c][r], q[r])) : __fmul_rn(s[c][r], q[r]);
+      }
+      if (BF16_STATE) {
+#pragma unroll
+        for (int r = 0; r < 4; ++r) s[c][r] = qe_round_bf16(s[c][r]);
+      }
+      if (store_now) gdn_state_store_col<BF16_STATE>(s[c], rec_state, base, l, c);
+    }
+    const float o = gdn_warp_sum8(po, l);
+    if ((l & 3) == 0) s_core[m][8 * W + (l >> 2)] = qe_round_bf16(o);
+  }
+  GDN_MARK(8);
+  __syncthreads();
+  GDN_MARK(9);
+
+  // ---- 7. warp m < M: row m's statistic from my 16 lane partials and the peer's 16, then my 64 outputs, then my state
+  if (w < M) {
+    const bool my_lane = (l >> 4) == half;                 // lane l stands for v1's norm lane l: columns 4l..4l+3
+    float v[4] = {0.f, 0.f, 0.f, 0.f}, part_ss = 0.f;
+    if (my_lane) {
+#pragma unroll
+      for (int r = 0; r < 4; ++r) v[r] = s_core[w][4 * l + r];
+      part_ss = qe_sumsq(v);
+      gdn_st_relaxed(mine + w * 16 + (l & 15), ((unsigned long long)tag << 32) | __float_as_uint(part_ss));
+    }
+    __syncwarp();
+    if (!my_lane) {
+      const unsigned long long* src = peer + w * 16 + (l & 15);
+      unsigned long long word = gdn_ld_relaxed(src);
+      for (unsigned n = 0; static_cast<unsigned>(word >> 32) != tag; ++n) {
+        if (n > (1u << 22)) __trap();                      // the peer never came (~3 s): an error, not a hang
+        word = gdn_ld_relaxed(src);
+      }
+      part_ss = __uint_as_float(static_cast<unsigned>(word));
+    }
+    __syncwarp();
+    float mean;
+    const float rinv = qe_rms_from_sum(qe_warp_sum(part_ss), 1.f / GDN_D, eps, mean);   // qe_warp_rms_inv<4>'s steps
+    if (my_lane) {
+      const float4 sz = *reinterpret_cast<const float4*>(&s_sz[w][4 * l]);
+      const float szs[4] = {sz.x, sz.y, sz.z, sz.w};
+      const unsigned short nws[4] = {(unsigned short)(nw.x & 0xffffu), (unsigned short)(nw.x >> 16), (unsigned short)(nw.y & 0xffffu), (unsigned short)(nw.y >> 16)};
+#pragma unroll
+      for (int r = 0; r < 4; ++r)
+        out[(size_t)w * GDN_VD + h * GDN_D + 4 * l + r] = gdn_gated_apply_sz(v[r], rinv, nws[r], szs[r]);
+    }
+    gdn_state_store<BF16_STATE>(s, rec_state, base, l);
+  }
+  if (tid == 0) mine[GDN_XW - 1] = tag;                    // my epoch, read by this block's next launch of this layer
+  GDN_MARK(10);
+  if (PROBE) gdn_probe_write(probe, tc, tg, blockIdx.x, tid);
+}
+
+#ifndef QE_GDN_NO_V9   // only the v9 module (-DQE_GDN_NO_V12 -DQE_GDN_NO_V3 -DQE_GDN_NO_V5 -DQE_GDN_NO_V7) compiles v9's 18
+template __global__ void gdn_decode_v9<1, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*, unsigned long long*);
+template __global__ void gdn_decode_v9<2, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*, unsigned long long*);
+template __global__ void gdn_decode_v9<3, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*, unsigned long long*);
+template __global__ void gdn_decode_v9<4, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*, unsigned long long*);
+template __global__ void gdn_decode_v9<5, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*, unsigned long long*);
+template __global__ void gdn_decode_v9<6, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*, unsigned long long*);
+template __global__ void gdn_decode_v9<7, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*, unsigned long long*);
+template __global__ void gdn_decode_v9<8, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*, unsigned long long*);
+template __global__ void gdn_decode_v9<1, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*, unsigned long long*);
+template __global__ void gdn_decode_v9<2, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*, unsigned long long*);
+template __global__ void gdn_decode_v9<3, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*, unsigned long long*);
+template __global__ void gdn_decode_v9<4, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*, unsigned long long*);
+template __global__ void gdn_decode_v9<5, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*, unsigned long long*);
+template __global__ void gdn_decode_v9<6, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*, unsigned long long*);
+template __global__ void gdn_decode_v9<7, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*, unsigned long long*);
+template __global__ void gdn_decode_v9<8, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*, unsigned long long*);
+template __global__ void gdn_decode_v9<1, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*, unsigned long long*);
+template __global__ void gdn_decode_v9<1, true, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*, unsigned long long*);
 #endif

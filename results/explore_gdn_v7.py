@@ -9,11 +9,12 @@
 #    probe builds against v1 (= v3) over 16 calls. A failing candidate is reported and not timed. v9 (variant 9) runs
 #    last, after the v7/v8 record is written: a block that polls for its peer traps (a CUDA error) after ~3 s rather
 #    than hang, and an error there would end the process's CUDA work.
-# 2. gdn.timing (graph of 48 layers: M = 1, 2, 4, 8, bf16, the heads fit, the empty launch) for v3, v7, v8, v9; graphs
-#    of 48 launches with pdl=True ("chained", the 4.06 us method) at M = 1 and 8 for each.
-# 3. FLA's fused_recurrent_gated_delta_rule in the same run (gdn.fla_peer; 'absent' when FLA is not installed).
-# 4. the phase probe of block 0 for v3, v7, v8, v9 (plain and pdl).
-# 5. if time allows, a graph of [16384 x 5120 GEMV, GDN] x 48, GDN plain or pdl.
+# 2. gdn.timing (graph of 48 layers: M = 1, 2, 4, 8, bf16, the heads fit, the empty launch) for v3, v7, v9 (v8: a graph
+#    of 48 at M = 1 and 8 only); graphs of 48 launches with pdl=True ("chained", the 4.06 us method) at M = 1 and 8 for
+#    each.
+# 3. the phase probe of block 0 for v3, v7, v8 (plain and pdl); FLA's fused_recurrent_gated_delta_rule in the same run
+#    (gdn.fla_peer; 'absent' when FLA is not installed); then v9's identity, timings and probes.
+# 4. if time allows (< 75 s so far), a graph of [16384 x 5120 GEMV, GDN] x 48, GDN plain or pdl.
 # Writes OUT_DIR/gdn_v7_h200.json (after the timings, and again at the end); prints a short table last.
 import importlib.util, os, sys, time
 import torch
@@ -148,7 +149,6 @@ def main():
         for n in ["v3+pdl"] + [c for c in ("v7+pdl", "v8+pdl") if c in ok]:
             data["timing_pdl"][n] = E.safe(f"timing {n}", lambda: E.time_one(int(n[1]), pdl=True))
             data["timing_pdl"][n + " M=8"] = E.safe(f"timing {n} M=8", lambda: E.time_one(int(n[1]), M=8, pdl=True))
-    data["fla"] = E.safe("fla", fla)
     record()
     pi = data["probe_identity"] or {}
     runs = [(3, False)] + ([(3, True)] if E.HAS_PDL else [])
@@ -156,6 +156,8 @@ def main():
              if f"v{v}" + ("+pdl" if p else "") in ok and pi.get(f"v{v}_probe_float32", {}).get("identical") == 16]
     data["probe"] = [E.safe(f"probe v{v}{' pdl' if p else ''}", lambda: probe(v, p)) for v, p in runs]
     print(f"probes done ({time.time() - T0:.0f} s)", flush=True)
+    data["fla"] = E.safe("fla", fla)                      # before v9: a fault there would end this process's CUDA work
+    print(f"fla done ({time.time() - T0:.0f} s)", flush=True)
     record()
     # v9 last: its identity, then (if identical) its timings and probes
     ident9 = E.safe("identity v9", lambda: identity(CANDS=CANDS9)) or {}

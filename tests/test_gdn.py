@@ -215,3 +215,85 @@ def test_v5_launcher_names_and_shapes():
     src = open(gdn.__file__.replace("qwen_engine/gdn.py", "kernels/gdn.cu")).read()
     for n in gdn._NAMES5: assert f"template __global__ void {n}(" in src, n
     assert "__cluster_dims__(CL, 1, 1)" in src
+
+# ---- v7: v3's values, other roles; bit-identity rests on each role being filled exactly once
+from qwen_engine.gdn import v7_roles, v7_roles_ok
+
+@pytest.mark.parametrize("M", range(1, 9))
+@pytest.mark.parametrize("early", [True, False])
+def test_v7_roles_fill_each_row_once(M, early):
+    "Each row: one SiLU(z) warp, one norm warp (warp m), beta and decay once, q and k l2norms once; the norm warps store after the norm."
+    R = v7_roles(M, early)
+    assert v7_roles_ok(R, M)
+    assert all(R[m]["norm"] == m and R[m]["store"] == "after the norm" for m in range(M))
+    assert all(R[w]["store"] == ("in the last step" if early else "after the barrier") for w in range(M, 16))
+
+def test_v7_roles_at_small_M_use_idle_warps():
+    "At M = 1 the SiLU(z) warp (2), the gate warps (14, 15) and the l2norm warps (0, 1) are five different warps."
+    R = v7_roles(1)
+    assert [w for w, d in R.items() if d["silu"] is not None] == [2] and R[15]["beta"] == [0] and R[14]["decay"] == [0]
+    assert [w for w, d in R.items() if d["l2norm"]] == [0, 1]
+
+def test_v7_roles_negative_control():
+    "Mapping the z rows with & 7 instead of & 15 gives row m two SiLU warps at M = 8: rejected."
+    assert not v7_roles_ok(v7_roles(8, zmask=7), 8)
+
+def test_v7_launcher_names_and_shapes():
+    from qwen_engine import gdn
+    assert gdn._SHAPES[7] == gdn._SHAPES[8] == (1, 512) and gdn.VARIANT == 3
+    assert len(gdn._NAMES7) == 36 and "gdn_decode_v7<8, true, false, false>" in gdn._NAMES7 and "gdn_decode_v7<1, false, true, true>" in gdn._NAMES7
+    src = open(gdn.__file__.replace("qwen_engine/gdn.py", "kernels/gdn.cu")).read()
+    for n in gdn._NAMES7: assert f"template __global__ void {n}(" in src, n
+    assert src.count("#ifndef QE_GDN_NO_V7") == 1
+
+# ---- v9: two blocks per head without a cluster; identity rests on its partition and on the exchange words' indices
+from qwen_engine.gdn import v9_partition, v9_matches_v1, gdn_exchange, XCHG_WORDS
+
+@pytest.mark.parametrize("hidden", [5120, 256])
+@pytest.mark.parametrize("head", [0, 1, 2])
+def test_v9_partition_is_v1s(hidden, head):
+    "Each block: v1's 512 b/a threads with their chunks, q/k and its own v conv channels once; the halves: columns once, words matched."
+    P = v9_partition(hidden, head)
+    assert len(P) == 512 and v9_matches_v1(P, hidden, head)
+
+def test_v9_undoubled_conv_pairs_are_caught():
+    "Negative control: pairs numbered tid instead of 2 tid convolve some q/k channels twice and others never: rejected."
+    assert not v9_matches_v1(v9_partition(doubled=False))
+
+def test_v9_exchange_buffer_and_launcher_names():
+    from qwen_engine import gdn
+    assert gdn._SHAPES[9] == (2, 256) and XCHG_WORDS == 8 * 16 + 1
+    x = gdn_exchange(TINY, 3, "cpu")
+    assert x.dtype == torch.int64 and tuple(x.shape) == (3, TINY.linear_num_value_heads, 2, XCHG_WORDS) and not x.any()
+    assert len(gdn._NAMES9) == 18 and "gdn_decode_v9<8, true, false>" in gdn._NAMES9 and "gdn_decode_v9<1, false, true>" in gdn._NAMES9
+    src = open(gdn.__file__.replace("qwen_engine/gdn.py", "kernels/gdn.cu")).read()
+    for n in gdn._NAMES9: assert f"template __global__ void {n}(" in src, n
+    assert "constexpr int GDN_XW = 8 * 16 + 1;" in src and "__launch_bounds__(256, 2) gdn_decode_v9" in src
+
+def _sumsq4(c):   # qe_sumsq over a lane's 4 values: each square rounded to fp32, added in order from 0
+    s = torch.zeros(c.shape[:-1])
+    for r in range(4): s = s + c[..., r] * c[..., r]
+    return s
+
+@pytest.mark.parametrize("seed", range(4))
+def test_v9_statistic_from_two_halves_is_v1s(seed):
+    "Each half's norm warp: its 16 lane partials computed, the peer's 16 through tagged 64-bit words; v1's butterfly gives v1's sum."
+    g = torch.Generator().manual_seed(seed)
+    core = (torch.randn(128, generator=g) * torch.logspace(-3, 2, 128)).to(torch.bfloat16).float()
+    part = _sumsq4(core.reshape(32, 4))                                        # v1: lane L holds columns 4L..4L+3
+    want = _butterfly(part, 0)
+    bits = part.view(torch.int32).to(torch.int64) & 0xffffffff
+    tag = 5
+    words = {half: [(tag << 32) | int(bits[16 * half + i]) for i in range(16)] for half in (0, 1)}   # what each half publishes
+    for half in (0, 1):
+        got = part.clone()
+        for L in range(32):
+            if L >> 4 != half:                                              # a peer lane: read word (peer, L & 15)
+                wd = words[half ^ 1][L & 15]
+                assert wd >> 32 == tag
+                got[L] = torch.tensor([wd & 0xffffffff], dtype=torch.int64).to(torch.int32).view(torch.float32)[0]
+            else: got[L] = _sumsq4(core[4 * L:4 * L + 4][None])[0]
+        assert torch.equal(_butterfly(got, 0), want)
+    # negative control: half 0 reading its own words where the peer's belong (mine for peer) gets another sum
+    bad = part.clone(); bad[16:] = part[:16]
+    assert not torch.equal(_butterfly(bad, 0), want)
