@@ -391,7 +391,9 @@ __device__ __forceinline__ void v3_partition(int (&rows)[RG], int& t0, int& t1, 
   t0 = (KT * wslice) / nslice; t1 = (KT * (wslice + 1)) / nslice;
 }
 
-template <int S, int RG, int EPI, int WIDEN = 0>   // WIDEN 1: v11 (bit widening)
+// WIDEN 1: v11 (bit widening). ILV 1: v12 (this slice's tiles interleaved with the other slices': kt = slice, slice + slices,
+// ..., so a block's warps read neighbouring tiles of the same rows at the same time; ILV 0 is v3's contiguous range).
+template <int S, int RG, int EPI, int WIDEN = 0, int ILV = 0>
 __device__ __forceinline__ void gemv_v3_body(const unsigned char* __restrict__ W, const float* __restrict__ scale,
                                              const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
                                              unsigned short* __restrict__ y, int N, int K, int M, int ldy,
@@ -404,6 +406,8 @@ __device__ __forceinline__ void gemv_v3_body(const unsigned char* __restrict__ W
   const int KT = K >> 7;
   int rows[RG], t0, t1;
   v3_partition<S, RG, EPI>(rows, t0, t1, N, KT, warp);
+  const int st = ILV ? gridDim.y * S : 1;           // the step between this warp's tiles
+  if (ILV) { t0 = blockIdx.y * S + warp; t1 = KT; }
   const unsigned short* xg = x + (size_t)(g < M ? g : 0) * K;
 
   float acc[RG][4];
@@ -416,12 +420,12 @@ __device__ __forceinline__ void gemv_v3_body(const unsigned char* __restrict__ W
   if (t0 < t1) {
     uint4 wa[RG][2][2], xa[2][2], wb[RG][2][2], xb[2][2];
     load_tile<RG>(wa, xa, W, xg, rows, K, t0, g, t);
-    for (int kt = t0; kt < t1; kt += 2) {          // two tiles per trip, so both buffers have static names
-      if (kt + 1 < t1) load_tile<RG>(wb, xb, W, xg, rows, K, kt + 1, g, t);
+    for (int kt = t0; kt < t1; kt += 2 * st) {     // two tiles per trip, so both buffers have static names
+      if (kt + st < t1) load_tile<RG>(wb, xb, W, xg, rows, K, kt + st, g, t);
       if (WIDEN) mma_tile_bits<RG>(acc, wa, xa, scale, rows, KT, kt); else mma_tile<RG>(acc, wa, xa, scale, rows, KT, kt);
-      if (kt + 1 >= t1) break;
-      if (kt + 2 < t1) load_tile<RG>(wa, xa, W, xg, rows, K, kt + 2, g, t);
-      if (WIDEN) mma_tile_bits<RG>(acc, wb, xb, scale, rows, KT, kt + 1); else mma_tile<RG>(acc, wb, xb, scale, rows, KT, kt + 1);
+      if (kt + st >= t1) break;
+      if (kt + 2 * st < t1) load_tile<RG>(wa, xa, W, xg, rows, K, kt + 2 * st, g, t);
+      if (WIDEN) mma_tile_bits<RG>(acc, wb, xb, scale, rows, KT, kt + st); else mma_tile<RG>(acc, wb, xb, scale, rows, KT, kt + st);
     }
   }
   if (!reduce_block_and_splitk<S, RG>(acc, red, partial, counters, last, lane, warp)) return;
@@ -1213,6 +1217,18 @@ __global__ void __launch_bounds__(32 * S, MINB) gemv_fp8_v11b(const unsigned cha
                                                               float* __restrict__ partial, unsigned* __restrict__ counters) {
   gemv_v3_body<S, RG, EPI, 1>(W, scale, x, res, y, N, K, M, ldy, partial, counters);
 }
+// v12: v11 with the tiles of a row group interleaved over its warps (and split blocks) instead of contiguous ranges.
+template <int S, int RG, int EPI, int MINB>
+__global__ void __launch_bounds__(32 * S, MINB) gemv_fp8_v12(const unsigned char* __restrict__ W, const float* __restrict__ scale,
+                                                             const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
+                                                             unsigned short* __restrict__ y, int N, int K, int M, int ldy,
+                                                             float* __restrict__ partial, unsigned* __restrict__ counters) {
+  gemv_v3_body<S, RG, EPI, 1, 1>(W, scale, x, res, y, N, K, M, ldy, partial, counters);
+}
+#define GEMV12_INST(S, RG, EPI, MINB) template __global__ void gemv_fp8_v12<S, RG, EPI, MINB>(const unsigned char*, const float*, \
+    const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+GEMV12_INST(8, 1, 0, 1) GEMV12_INST(4, 1, 0, 1) GEMV12_INST(2, 1, 1, 6) GEMV12_INST(4, 1, 1, 1) GEMV12_INST(4, 2, 2, 3) GEMV12_INST(8, 2, 2, 1)
+GEMV12_INST(2, 1, 0, 6) GEMV12_INST(2, 1, 0, 1) GEMV12_INST(2, 2, 2, 1) GEMV12_INST(4, 1, 0, 4) GEMV12_INST(2, 1, 1, 1)
 #define GEMV11_INST(S, RG, EPI) template __global__ void gemv_fp8_v11<S, RG, EPI>(const unsigned char*, const float*, \
     const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 #define GEMV11B_INST(S, RG, EPI, MINB) template __global__ void gemv_fp8_v11b<S, RG, EPI, MINB>(const unsigned char*, const float*, \

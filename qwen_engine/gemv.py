@@ -4,12 +4,13 @@
 
 # %% auto #0
 __all__ = ['BLOCK', 'ENGINE_KERNELS', 'V3_KERNELS', 'V8_SWEEP', 'V8_KERNELS', 'V9_SWEEP', 'V9_AWKWARD', 'V9_KERNELS', 'V10_SWEEP',
-           'V10_AWKWARD', 'V10_KERNELS', 'V11_SWEEP', 'V11_KERNELS', 'MODEL_SHAPES', 'AWKWARD', 'ENGINE_CHOICE',
-           'ENGINE_MINB', 'quantize_fp8', 'dequantize_fp8', 'gemv_reference', 'gemv_scratch', 'v4_plan', 'v4_scratch',
-           'v8_plan', 'v8_smem', 'v8_scratch', 'gemv', 'lm_head_scratch', 'lm_head', 'engine_plan', 'synth_fp8',
-           'torch_epilogue', 'check_gemv', 'check_multirow_identity', 'bytes_of', 'time_gemv', 'time_scaled_mm',
-           'check_lm_head', 'bandwidth_now', 'sweep', 'M_PAD_BYTES', 'best_choice', 'token_graph', 'time_lm_head',
-           'run_all', 'bench_register', 'checks_table', 'best_by_variant', 'speed_table', 'speed_plot']
+           'V10_AWKWARD', 'V10_KERNELS', 'V11_SWEEP', 'V11_KERNELS', 'V12_SWEEP', 'V12_KERNELS', 'MODEL_SHAPES',
+           'AWKWARD', 'ENGINE_CHOICE', 'ENGINE_MINB', 'quantize_fp8', 'dequantize_fp8', 'gemv_reference',
+           'gemv_scratch', 'v4_plan', 'v4_scratch', 'v8_plan', 'v8_smem', 'v8_scratch', 'gemv', 'lm_head_scratch',
+           'lm_head', 'engine_plan', 'synth_fp8', 'torch_epilogue', 'check_gemv', 'check_multirow_identity', 'bytes_of',
+           'time_gemv', 'time_scaled_mm', 'check_lm_head', 'bandwidth_now', 'sweep', 'M_PAD_BYTES', 'best_choice',
+           'token_graph', 'time_lm_head', 'run_all', 'bench_register', 'checks_table', 'best_by_variant', 'speed_table',
+           'speed_plot']
 
 # %% ../nbs/06_gemv.ipynb #9b77fff9
 import functools, math, time
@@ -119,6 +120,16 @@ V11_KERNELS = tuple(dict.fromkeys(
     + [f"gemv_fp8_v11<{s}, 1, 0>" for s in (1, 2, 4, 8)] + [f"gemv_fp8_v11<{s}, 2, 2>" for s in (2, 4)] + [f"gemv_fp8_v11<{s}, 1, 1>" for s in (2, 4)]
     + [f"gemv_fp8_v11b<{s}, 1, 0, {mb}>" for (_, _, e), cs in V11_SWEEP.items() if e == 1 for s, ks, mb in cs if mb]))
 
+# v12's sweep per shape: (S, KS, MINB); MINB 1 = no minimum asked. (v11's best configurations, and neighbours.)
+V12_SWEEP = {(14336, 5120, 0): ((8, 1, 1), (4, 1, 1), (4, 1, 4)),
+             (16384, 5120, 0): ((8, 1, 1), (4, 1, 1)),
+             (5120, 6144, 1): ((2, 4, 6), (4, 2, 1)),
+             (34816, 5120, 2): ((4, 1, 3), (8, 1, 1)),
+             (5120, 17408, 1): ((2, 4, 6), (4, 2, 1))}
+V12_KERNELS = ("gemv_fp8_v12<8, 1, 0, 1>", "gemv_fp8_v12<4, 1, 0, 1>", "gemv_fp8_v12<2, 1, 1, 6>", "gemv_fp8_v12<4, 1, 1, 1>",
+               "gemv_fp8_v12<4, 2, 2, 3>", "gemv_fp8_v12<8, 2, 2, 1>", "gemv_fp8_v12<2, 1, 0, 6>", "gemv_fp8_v12<2, 1, 0, 1>",
+               "gemv_fp8_v12<2, 2, 2, 1>", "gemv_fp8_v12<4, 1, 0, 4>", "gemv_fp8_v12<2, 1, 1, 1>")
+
 def v8_plan(N: int, K: int, RG: int, epi: int, C: int, bps: int = 1):
     "v8's geometry: (grid blocks, row groups, units): never more blocks than units, so every block has work."
     G = (N // 2) // 16 if epi == 2 else N // (16 * RG)
@@ -153,7 +164,7 @@ def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None,
     Nout = N // 2 if epi == 2 else N
     out = torch.empty(M, Nout, dtype=torch.bfloat16, device=q.device) if out is None else out
     if epi == 1: assert res is not None and res.shape == (M, N) and res.dtype == torch.bfloat16 and res.is_contiguous()
-    if pdl and variant not in (3, 8, 9, 10, 11): raise ValueError(f"pdl: only v3 and v8-v11 wait for the kernel before it (qe_grid_wait); v{variant} does not")
+    if pdl and variant not in (3, 8, 9, 10, 11, 12): raise ValueError(f"pdl: only v3 and v8-v12 wait for the kernel before it (qe_grid_wait); v{variant} does not")
     if variant == 1:
         assert M == 1 and epi == 0, "v1 is the plain M = 1 baseline"
         launch(get_kernel("gemv", "gemv_fp8_v1"), (N // 8,), (256,), (q, scale, x, out, np.int32(N), np.int32(K)))
@@ -168,7 +179,7 @@ def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None,
         part, cnt = scratch if scratch is not None else v4_scratch(N, K, RG, epi, bps, q.device)
         launch(get_kernel("gemv", f"gemv_fp8_v4<{RG}, {epi}>"), (blocks,), (128,), args + (part, cnt))
         return out
-    assert variant in (3, 5, 6, 7, 8, 9, 10, 11) and 1 <= KS <= 16
+    assert variant in (3, 5, 6, 7, 8, 9, 10, 11, 12) and 1 <= KS <= 16
     if variant == 7:
         if KS > 1 and scratch is None: scratch = gemv_scratch(N, RG, KS, epi, q.device)
         part, cnt = scratch if KS > 1 else (out, out)
@@ -204,6 +215,10 @@ def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None,
         return out
     if KS > 1 and scratch is None: scratch = gemv_scratch(N, RG, KS, epi, q.device)
     part, cnt = scratch if KS > 1 else (out, out)
+    if variant == 12:     # minb: 1 = none asked
+        name = f"gemv_fp8_v12<{S}, {RG}, {epi}, {minb or 1}>"
+        launch(get_kernel("gemv", name, together=V12_KERNELS if name in V12_KERNELS else ()), (grid, KS), (32 * S,), args + (part, cnt), pdl=pdl)
+        return out
     if variant == 11:
         name = f"gemv_fp8_v11b<{S}, {RG}, {epi}, {minb}>" if minb else f"gemv_fp8_v11<{S}, {RG}, {epi}>"
         k = _engine_kernel(name) if name in ENGINE_KERNELS else get_kernel("gemv", name, together=V11_KERNELS if name in V11_KERNELS else ())
@@ -441,7 +456,7 @@ def token_graph(choice, gen, bw, c=None, pdl: bool = False, minb: dict = None):
         for q, sc, N, K, epi in mats:
             v, S, RG, KS, bps, D, *C = choice[(N, K, epi)]
             gemv(q, sc, xs[K], epi, res if epi == 1 else None, S=S, RG=RG, out=outs[(N, epi)], variant=v, KS=KS, scratch=scr[(N, K, epi)], bps=bps, D=D,
-                 minb=minb.get((N, K, epi), 0) if v in (3, 11) else 0, pdl=pdl and v in (3, 8, 9, 10, 11), C=C[0] if C else 8)
+                 minb=minb.get((N, K, epi), 0) if v in (3, 11, 12) else 0, pdl=pdl and v in (3, 8, 9, 10, 11, 12), C=C[0] if C else 8)
         lm_head(W, xs[H], rowset=rowset, S=choice.get("lm_head", 4), pdl=pdl)
     ms = median(time_graph(step, calls=1, reps=10))
     del mats, W

@@ -149,7 +149,7 @@ def test_engine_plan_is_the_recorded_choice():
 def test_engine_kernels_are_declared_and_cover_the_plans():
     "The one-pass compile lists name only instantiations the file declares, and every plan the engine can pick is in it."
     import re
-    from qwen_engine.gemv import ENGINE_KERNELS, V3_KERNELS, V8_KERNELS, V9_KERNELS, V10_KERNELS, V11_KERNELS, ENGINE_MINB, engine_plan, ENGINE_CHOICE
+    from qwen_engine.gemv import ENGINE_KERNELS, V3_KERNELS, V8_KERNELS, V9_KERNELS, V10_KERNELS, V11_KERNELS, V12_KERNELS, ENGINE_MINB, engine_plan, ENGINE_CHOICE
     from qwen_engine.runtime import kernel_source
     from qwen_engine.config import preset
     src = kernel_source("gemv")
@@ -160,10 +160,11 @@ def test_engine_kernels_are_declared_and_cover_the_plans():
              | {f"gemv_fp8_v8<{a}>" for a in re.findall(r"GEMV8_INST\(([\d, ]+)\)", src)} \
              | {f"gemv_fp8_v9<{a}>" for a in re.findall(r"GEMV9_INST\(([\w, ]+)\)", src) if a[0].isdigit()} \
              | {f"gemv_fp8_v10<{a}>" for a in re.findall(r"GEMV10_INST\(([\d, ]+)\)", src)} \
+             | {f"gemv_fp8_v12<{a}>" for a in re.findall(r"GEMV12_INST\(([\d, ]+)\)", src)} \
              | {f"lm_head_bf16_v2<{a}>" for a in re.findall(r"LMH_INST\((\d)\)", src)}
-    for group in (ENGINE_KERNELS, V3_KERNELS, V8_KERNELS, V9_KERNELS, V10_KERNELS, V11_KERNELS):
+    for group in (ENGINE_KERNELS, V3_KERNELS, V8_KERNELS, V9_KERNELS, V10_KERNELS, V11_KERNELS, V12_KERNELS):
         assert set(group) <= declared, set(group) - declared
-    for group, name in ((V8_KERNELS, "v8<"), (V9_KERNELS, "v9<"), (V10_KERNELS, "v10<")):    # the sweeps' lists are the file's
+    for group, name in ((V8_KERNELS, "v8<"), (V9_KERNELS, "v9<"), (V10_KERNELS, "v10<"), (V12_KERNELS, "v12<")):    # the sweeps' lists are the file's
         assert set(group) == {d for d in declared if name in d}
     for c in (preset("qwen3_5_27b"), preset("tiny")):
         H = c.hidden_size
