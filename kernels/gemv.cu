@@ -35,7 +35,10 @@
 //      conversion-instruction build CONV = 0, subnormals included). (gemv_v10_h200.json) 64 66 46 79 64 with PDL: lost,
 //      except SwiGLU vs v3 then.
 //   v11 gemv_fp8_v11<S, RG, EPI> (v11b with MINB): v3's body with v10's bit widening. (gemv_v11_h200.json, with PDL)
-//      71 76 62 80 77: faster than v3 on every shape; THE ENGINE'S GEMV.
+//      71 76 62 80 77: faster than v3 on every shape; the engine's GEMV on three of the five shapes (v12 below on two).
+//   v12 gemv_fp8_v12<S, RG, EPI, MINB>: v11 with a row group's tiles interleaved over its warps and split blocks (kt = slice,
+//      slice + slices, ...). (gemv_v12_h200.json, with PDL, same run as v11's plan) 69 75 62 83 78 vs v11 71 76 62 80 77:
+//      THE ENGINE'S on the SwiGLU and down shapes (where it won by > 1 %), v11 on the other three.
 //   lm_head_bf16_v2<S>: the same structure for the bf16 vocabulary projection over a row set, with argmax.
 // Weights are read as stored in the checkpoint: row-major [N, K], e4m3, scale_inv [N/128, K/128] (fp32 here).
 #include "common.cu"                                    // qe_grid_wait / qe_grid_launch_dependents (PDL)

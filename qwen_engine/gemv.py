@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['BLOCK', 'ENGINE_KERNELS', 'V3_KERNELS', 'V8_SWEEP', 'V8_KERNELS', 'V9_SWEEP', 'V9_AWKWARD', 'V9_KERNELS', 'V10_SWEEP',
            'V10_AWKWARD', 'V10_KERNELS', 'V11_SWEEP', 'V11_KERNELS', 'V12_SWEEP', 'V12_KERNELS', 'MODEL_SHAPES',
-           'AWKWARD', 'ENGINE_CHOICE', 'ENGINE_MINB', 'quantize_fp8', 'dequantize_fp8', 'gemv_reference',
+           'AWKWARD', 'V12_MARGIN', 'ENGINE_CHOICE', 'ENGINE_MINB', 'quantize_fp8', 'dequantize_fp8', 'gemv_reference',
            'gemv_scratch', 'v4_plan', 'v4_scratch', 'v8_plan', 'v8_smem', 'v8_scratch', 'gemv', 'lm_head_scratch',
            'lm_head', 'engine_plan', 'synth_fp8', 'torch_epilogue', 'check_gemv', 'check_multirow_identity', 'bytes_of',
            'time_gemv', 'time_scaled_mm', 'check_lm_head', 'bandwidth_now', 'sweep', 'M_PAD_BYTES', 'best_choice',
@@ -48,7 +48,8 @@ def gemv_reference(q, scale, x, epi: int = 0, res=None) -> torch.Tensor:
 ENGINE_KERNELS = tuple(f"gemv_fp8_v11<{s}, {rg}, {e}>" for s, rg, e in ((1, 1, 0), (2, 1, 0), (4, 1, 0), (8, 1, 0), (2, 1, 1), (4, 1, 1),
                                                                         (2, 2, 2), (4, 2, 2), (8, 2, 2))) \
                  + tuple(f"lm_head_bf16_v2<{s}>" for s in (1, 2, 4, 8)) \
-                 + ("gemv_fp8_v11b<2, 1, 1, 6>", "gemv_fp8_v11b<2, 1, 0, 6>", "gemv_fp8_v11b<4, 2, 2, 3>")
+                 + ("gemv_fp8_v11b<2, 1, 1, 6>", "gemv_fp8_v11b<2, 1, 0, 6>", "gemv_fp8_v11b<4, 2, 2, 3>",
+                    "gemv_fp8_v12<4, 2, 2, 3>", "gemv_fp8_v12<4, 1, 1, 1>")
 # v3, the engine's GEMV until v11 (kept, with its numbers), compiled the same way when it is asked for.
 V3_KERNELS = tuple(f"gemv_fp8_v3<{s}, {rg}, {e}>" for s, rg, e in ((2, 1, 0), (4, 1, 0), (8, 1, 0), (4, 2, 0), (2, 1, 1), (4, 1, 1),
                                                                    (8, 1, 1), (2, 2, 2), (4, 2, 2), (8, 2, 2))) \
@@ -217,7 +218,8 @@ def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None,
     part, cnt = scratch if KS > 1 else (out, out)
     if variant == 12:     # minb: 1 = none asked
         name = f"gemv_fp8_v12<{S}, {RG}, {epi}, {minb or 1}>"
-        launch(get_kernel("gemv", name, together=V12_KERNELS if name in V12_KERNELS else ()), (grid, KS), (32 * S,), args + (part, cnt), pdl=pdl)
+        k = _engine_kernel(name) if name in ENGINE_KERNELS else get_kernel("gemv", name, together=V12_KERNELS if name in V12_KERNELS else ())
+        launch(k, (grid, KS), (32 * S,), args + (part, cnt), pdl=pdl)
         return out
     if variant == 11:
         name = f"gemv_fp8_v11b<{S}, {RG}, {epi}, {minb}>" if minb else f"gemv_fp8_v11<{S}, {RG}, {epi}>"
@@ -260,17 +262,20 @@ MODEL_SHAPES = [(14336, 5120, 0, "attention q|gate|k|v"), (16384, 5120, 0, "GDN 
                 (34816, 5120, 2, "MLP gate|up + SwiGLU"), (5120, 17408, 1, "MLP down + residual")]
 AWKWARD = [(128, 128, 0), (256, 384, 0), (384, 640, 1), (256, 1152, 2), (1280, 256, 0), (128, 17408, 0)]
 
-# What the engine launches per shape: (variant, S warps, RG row groups, KS split-K blocks): v11 at the configuration of
-# its sweep that was fastest with PDL, as the step runs it (results/gemv_v11_h200.json; a test checks this table against
-# the record). v11 is v3 with bit widening: all five shapes gained (one token's GEMVs: 8.17 -> 7.74 ms in the same run).
+# What the engine launches per shape: (variant, S warps, RG row groups, KS split-K blocks). v11 (v3 with bit widening) at
+# the configuration of its sweep that was fastest with PDL, as the step runs it (results/gemv_v11_h200.json: faster than
+# v3 on all five shapes; one token's GEMVs 8.17 -> 7.74 ms in the same run); v12 (v11 with interleaved tiles) where its
+# sweep beat v11's plan by more than V12_MARGIN in the same run (results/gemv_v12_h200.json: SwiGLU 48.8 -> 47.0 us, down
+# 25.5 -> 25.0 us; on the other three shapes it tied or lost). Tests check this table against both records.
 # Shapes outside the model (the tiny test model) get v11 with as many warps as K has tiles, up to 4, and no split.
 # The head keeps the bf16 lm_head with S = 8 (results/gemv_h200.json).
+V12_MARGIN = 0.01
 ENGINE_CHOICE = {(14336, 5120, 0): (11, 8, 1, 1), (16384, 5120, 0): (11, 8, 1, 1), (5120, 6144, 1): (11, 2, 1, 4),
-                 (34816, 5120, 2): (11, 4, 2, 1), (5120, 17408, 1): (11, 2, 1, 4), "lm_head": 8}
+                 (34816, 5120, 2): (12, 4, 2, 1), (5120, 17408, 1): (12, 4, 1, 2), "lm_head": 8}
 
-# ... and where that configuration was compiled to keep MINB blocks resident per SM (gemv_fp8_v11b; the same body under
-# a launch bound that asks the compiler for it: v3b's idea, results/gemv_v3_minblocks_h200.json).
-ENGINE_MINB = {(5120, 6144, 1): 6, (34816, 5120, 2): 3, (5120, 17408, 1): 6}
+# ... and where that configuration was compiled to keep MINB blocks resident per SM (gemv_fp8_v11b, v12: the same body
+# under a launch bound that asks the compiler for it: v3b's idea, results/gemv_v3_minblocks_h200.json).
+ENGINE_MINB = {(5120, 6144, 1): 6, (34816, 5120, 2): 3}
 
 def engine_plan(N: int, K: int, epi: int) -> tuple:
     "(variant, S, RG, KS) the engine uses for an N x K GEMV with epilogue `epi`."
