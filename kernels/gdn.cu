@@ -30,12 +30,14 @@
 //   programmatic dependent of the one before; M = 8: us per token):
 //      v1  8.54                          results/gdn_v5_h200.json (8.48 in gdn_h200.json)
 //      v2  9.80                          results/gdn_h200.json
-//      v3  6.78, PDL 4.06, M = 8 1.77    results/gdn_v5_h200.json   <- the engine's (VARIANT = 3)
+//      v3  6.78, PDL 4.06, M = 8 1.77    results/gdn_v5_h200.json (6.92, PDL 4.06, M = 8 PDL 1.42 in gdn_v7_h200.json)
 //      v4  7.27, PDL 4.54                results/gdn_v3_h200.json (v3 with v1's per-column butterflies)
 //      v5  7.10, PDL 4.71, M = 8 1.55    results/gdn_v5_h200.json (cluster of 2)
 //      v6  6.90, PDL 4.72                results/gdn_v5_h200.json (cluster of 4)
-//      v7, v8, v9                        not yet measured: results/explore_gdn_v7.py -> results/gdn_v7_h200.json
-//      FLA fused_recurrent_gated_delta_rule (recurrence only) 4.58
+//      v7  6.36, PDL 3.87, M = 8 PDL 1.56  results/gdn_v7_h200.json   <- the engine's (VARIANT = 7; v3 there: M = 8 PDL 1.42)
+//      v8  6.67, PDL 3.92, M = 8 PDL 1.48  results/gdn_v7_h200.json
+//      v9  7.40, PDL 5.27                results/gdn_v7_h200.json (two blocks per head: lost)
+//      FLA fused_recurrent_gated_delta_rule (recurrence only) 4.58 (gdn_v5_h200.json), 4.57 (gdn_v7_h200.json)
 // State layout ("register image"): rec[layer][head][w][c][lane][r] = S[i = 4 lane + r][j = 8 w + c]: warp w owns
 // columns 8w..8w+7, lane l owns rows 4l..4l+3 of each; a warp's load c is 512 contiguous bytes. Both products
 // S^T k and S^T q reduce over i, i.e. over the lanes of one warp: a register sum then a butterfly, no shared memory.

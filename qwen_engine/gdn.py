@@ -385,7 +385,7 @@ def v9_matches_v1(P: dict, hidden: int = 5120, head: int = 0) -> bool:
     return qk == sorted([(0, i) for i in range(128)] + [(1, i) for i in range(128)]) and v == [(2, i) for i in range(128)]
 
 # %% ../nbs/08_gdn.ipynb #234ee6bf
-VARIANT = 3        # the kernel the engine runs: bit-identical to v1; 6.78 us alone, 4.06 chained with PDL (v1 8.54; results/gdn_v5_h200.json); v7-v9 await results/gdn_v7_h200.json
+VARIANT = 7        # the kernel the engine runs: bit-identical to v3 (so to v1); 6.36 us alone, 3.87 chained with PDL vs v3's 6.92 / 4.06, but M = 8 1.56 us/token vs v3's 1.42 (results/gdn_v7_h200.json)
 _SHAPES = {1: (1, 512), 2: (2, 256), 3: (1, 512), 4: (1, 512), 5: (2, 256), 6: (4, 128), 7: (1, 512), 8: (1, 512), 9: (2, 256)}   # variant -> (blocks per head, threads per block)
 PROBE_WORDS = 2 * 11 + 128   # gdn_decode_v3's probe buffer (uint64): 11 phase marks (clock64, globaltimer) + starts and ends of 64 blocks
 

@@ -240,11 +240,49 @@ def test_v7_roles_negative_control():
 
 def test_v7_launcher_names_and_shapes():
     from qwen_engine import gdn
-    assert gdn._SHAPES[7] == gdn._SHAPES[8] == (1, 512) and gdn.VARIANT == 3
+    assert gdn._SHAPES[7] == gdn._SHAPES[8] == (1, 512)
     assert len(gdn._NAMES7) == 36 and "gdn_decode_v7<8, true, false, false>" in gdn._NAMES7 and "gdn_decode_v7<1, false, true, true>" in gdn._NAMES7
     src = open(gdn.__file__.replace("qwen_engine/gdn.py", "kernels/gdn.cu")).read()
     for n in gdn._NAMES7: assert f"template __global__ void {n}(" in src, n
     assert src.count("#ifndef QE_GDN_NO_V7") == 1
+
+def _adopted_vs_v3(d, variant):
+    "None if `variant` may replace v3 by record data d: bit-identical in every identity check (plain and PDL, both state dtypes, probe builds) and faster chained at M = 1; else why not."
+    if variant == 3: return None
+    ident = {f"v{variant}{p}": d["identity"].get(f"v{variant}{p}") for p in ("", "+pdl")}
+    for n, r in ident.items():
+        if not r or any(v["error"] or v["identical"] != v["calls"] or v["calls"] == 0 for v in r.values()) or set(r) != {"float32", "bfloat16"}:
+            return f"{n}: not identical to v3 in every call"
+    for s in ("float32", "bfloat16"):
+        pr = d["probe_identity"].get(f"v{variant}_probe_{s}")
+        if not pr or pr["identical"] != pr["calls"]: return f"v{variant} probe {s}: not identical"
+    if d["reference_variant"] != 3 or f"v{variant}" not in d["passed"]: return "not checked against v3"
+    tp = d["timing_pdl"]
+    if not tp[f"v{variant}+pdl"] < tp["v3+pdl"]: return f"chained {tp[f'v{variant}+pdl']:.2f} us, not below v3's {tp['v3+pdl']:.2f}"
+    return None
+
+def test_adopted_variant_is_v3_bit_for_bit_and_faster_chained():
+    "The engine's VARIANT, by the record that adopted it (results/gdn_v7_h200.json): identical to v3 everywhere and faster chained with PDL."
+    from qwen_engine import gdn
+    from qwen_engine.runtime import read_record
+    try: rec = read_record("gdn_v7_h200")
+    except FileNotFoundError: pytest.skip("no results/gdn_v7_h200.json")
+    d = rec["data"]
+    assert gdn.VARIANT == 7 and not d["failures"]
+    assert _adopted_vs_v3(d, gdn.VARIANT) is None, _adopted_vs_v3(d, gdn.VARIANT)
+    assert "gdn_decode_v7<1, false, true, false>" in gdn._NAMES7       # what VARIANT = 7 launches at M = 1, fp32 state
+
+def test_adoption_check_rejects_what_the_record_rejects():
+    "Negative controls on the same record: v9 (identical, slower chained) and a copy with one v7 call not identical are refused."
+    import copy
+    from qwen_engine.runtime import read_record
+    try: d = read_record("gdn_v7_h200")["data"]
+    except FileNotFoundError: pytest.skip("no results/gdn_v7_h200.json")
+    assert "not below" in _adopted_vs_v3(d, 9)
+    bad = copy.deepcopy(d); bad["identity"]["v7+pdl"]["bfloat16"]["identical"] = 39
+    assert "not identical" in _adopted_vs_v3(bad, 7)
+    slow = copy.deepcopy(d); slow["timing_pdl"]["v7+pdl"] = d["timing_pdl"]["v3+pdl"]
+    assert "not below" in _adopted_vs_v3(slow, 7)
 
 # ---- v9: two blocks per head without a cluster; identity rests on its partition and on the exchange words' indices
 from qwen_engine.gdn import v9_partition, v9_matches_v1, gdn_exchange, XCHG_WORDS

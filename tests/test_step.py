@@ -79,9 +79,18 @@ def test_decode_record_teacher_forced_rule():
 
 
 @pytest.mark.xfail(strict=True, reason="on the random-weight 27B model a wrong RoPE base moves the logits less than the envelope: "
-                                       "the end-to-end gate is blind to it (issue #10 stays open until a gate that rejects it is run)")
+                                       "the end-to-end gate is blind to it; the attention-only gate (chapter 09e) is the one that rejects it")
 def test_decode_record_negative_control_rejected():
     assert _decode_record()["teacher_forced"]["negative_control_fails"]
+
+
+def test_27b_negative_control_rejected_by_the_attention_gate():
+    "At 27B, on the H200: the engine passes the attention-only gate at every attention layer and both RoPE-1e4 controls fail it."
+    from qwen_engine.gates import gate_record
+    g = gate_record()["data"]["attn_gate"]
+    assert g["engine_pass"] and g["negative_control_fails"] and g["engine_control_fails"]
+    lim = [1.5 * e + 1e-3 for e in g["envelope"]]
+    assert max(v / l for v, l in zip(g["engine"], lim)) < 1 < min(v / l for v, l in zip(g["negative_rope_1e4"], lim))
 
 
 # ---- the step's wiring, on the CPU: every kernel replaced by its chapter's torch emulation ----------------------------
