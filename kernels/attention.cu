@@ -16,6 +16,17 @@
 //      46 % (60.3 us with PDL) (results/attention_v3_h200.json).
 //   v4 (attn_scores_v4 -> attn_pv_v2 -> attn_merge_v2): v3 with the prologue folded into pass 1 (three launches).
 //      Bit-identical to v2; 32K 61.0 us, 59.5 with PDL (48.7 %); 1K 16.3 us; 128K 176 us (65.8 %). The engine's variant.
+//   v5 (attn_scores_v5 -> attn_pv_v3): two launches. Pass 1 v5 = v4 with a block's first key copies issued before its
+//      query rows are formed (when it writes no new key); pass 2 v3 = pv_v2 with its loads issued earlier and the merge
+//      folded in (the last of the P blocks of a (row, KV group) to finish sums the partials in partition order, counted
+//      on an atomic). Bit-identical to v4 by construction (the same operations on every value, in the same order).
+//   v6 (attn_fused_v1): one launch: pass 1 v5, the first value copies, a grid barrier (all P x Hkv blocks resident, 2 per
+//      SM), pass 2 v3, a second barrier, the merge spread over all blocks. Bit-identical to v4 by construction.
+//   v7 (attn_scores_v5 -> attn_pv_v4 -> attn_merge_v2): v5's passes, v4's merge kernel. Bit-identical to v4.
+//   v8 (attn_fused_v2): v6 with pass 2 on a finer ring (6 stages of 32 rows, the same 96 KB: 80 KB in flight instead
+//      of 64 while a stage is consumed). Bit-identical to v4 by construction.
+//      v5 to v8: not yet measured.
+//      (results/explore_attention_v5.py verifies v5 to v8 bit for bit against v4 and times them: attention_v5_h200.json.)
 // Layouts (D = 256, PAGE = 256 tokens):
 //   qkv   [M, stride] bf16: per query head h, q at h*2D, gate at h*2D + D; then k (Hkv*D), then v (Hkv*D)
 //   cache [n_pages, Hkv, PAGE, D] bf16 for K and for V of one layer; token t lives in page table[t / PAGE], row t % PAGE
@@ -749,3 +760,522 @@ __global__ void __launch_bounds__(256) attn_scores_v4(const unsigned short* __re
 template __global__ void attn_scores_v3<6>(const unsigned short*, const unsigned short*, const int*, int, const int*, unsigned short*, float*, int, int, int, int, int);
 template __global__ void attn_pv_v2<6>(const unsigned short*, const int*, int, const int*, const unsigned short*, const float*, float*, int, int, int, int, int);
 template __global__ void attn_scores_v4<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, int, int, int, int, int, int, float);
+
+// ---- v5, v6, v7: fewer fixed costs (pass 1 v5; pass 2 v3 with or without the merge folded in; the fused kernel) -------
+// The fixed costs of v4 (measured: each launch alone at 1K 6.3 + 7.0 + 4.4 us; the step 16.3 us with PDL) are chains of
+// dependent round trips: launch, ctl, the query rows, the first copies, the statistics; then the same again for pass 2,
+// and again for the merge. v5 to v7 remove links from those chains without changing a single operation on a value:
+//   attn_scores_v5 = attn_scores_v4, except that a block whose partition holds none of the step's new keys (all but one
+//     or two blocks of a KV head) issues its first copies *before* forming its query rows, so the keys are in flight
+//     while the norms and RoPE are computed (v4 issues them after). The same copies land in the same slots; the same code
+//     (at_norm_rope, at_scores_smem, at_stats_*) forms every value: bit-identical to v4.
+//   attn_pv_v3 = attn_pv_v2 + the merge: after writing its partials for row r, each block counts itself in on
+//     count[r][g] (threadfence, then one atomicAdd); the block that arrives last (the P-th) sums the P partials of its G
+//     heads in partition order 0..P-1 from 0.f, exactly as attn_merge_v2 does, rounds, gates and writes out[r], then
+//     resets the counter for the next call. No block waits for another (no spin), so no residency assumption.
+//     (M, L) come from at_merge_stats_cg: at_merge_stats with its loads in one round trip (same arithmetic, same order),
+//     and a tile's scores are loaded one tile ahead (pv_v2 stalls on them at every 256-key tile).
+//   attn_fused_v1<G> (v6) = pass 1 v5 -> a grid barrier -> pass 2 v3 -> a second grid barrier -> the merge spread over
+//     all blocks, one launch. After its last pass-1 row a block already issues the copies of its first value stages
+//     (values do not depend on the scores), then waits at the barrier for every block's statistics; so the values stream
+//     while the slowest blocks finish pass 1, and there is no launch, drain and refill between the passes. The merge
+//     comes after the second barrier, each block summing ~24 outputs (M = 1) in partition order (at_merge_spread): one
+//     SM cannot pull a group's 400 KB of partials quickly (v5's last block must), 264 can. The barriers need all P x Hkv
+//     blocks resident at once (2 per SM: __launch_bounds__(256, 2), 96 KB of ring each; the launcher checks the
+//     occupancy), and give up after 20 ms (sync[1] counts give-ups; the outputs are then wrong, never a hang). The new
+//     value rows a block reads are written by that block itself before its copies (as v4 does for keys), so no block
+//     waits for another's append. PDL: it waits before its first read, and lets the next kernel start only after the
+//     first barrier (a dependent's blocks must not take the SM slots this grid still needs).
+//   v7 = attn_scores_v5 -> attn_pv_v4 (pass 2 v3 without the merge) -> attn_merge_v2: v5's passes with v4's merge kernel,
+//     three launches, so the record separates what the passes gained from what folding the merge costs or gains.
+// Measured on the H200: not yet (results/explore_attention_v5.py writes results/attention_v5_h200.json).
+
+// at_merge_stats with the statistics loaded once, from L2 (ld.global.cg), as (max, sum) pairs held in registers: one round
+// trip instead of two, and v6 reads statistics other blocks wrote during the same launch, which the non-coherent path may
+// not see. The same operations in the same order as at_merge_stats (lane i: partitions i, i + 32, ..; P <= 256).
+__device__ __forceinline__ void at_merge_stats_cg(const float* st, int P, float& gm, float& gl) {
+  const int lane = threadIdx.x & 31;
+  float2 v[8];
+#pragma unroll
+  for (int k = 0; k < 8; ++k) v[k] = lane + 32 * k < P ? __ldcg((const float2*)st + lane + 32 * k) : make_float2(0.f, 0.f);
+  float m = AT_NEG_INF;
+#pragma unroll
+  for (int k = 0; k < 8; ++k) if (lane + 32 * k < P) m = fmaxf(m, v[k].x);
+  m = qe_warp_max(m);
+  float l = 0.f;
+#pragma unroll
+  for (int k = 0; k < 8; ++k) if (lane + 32 * k < P) { if (v[k].y > 0.f) l += v[k].y * expf(v[k].x - m); }
+  l = qe_warp_sum(l);
+  if (lane == 0) { gm = m; gl = l; }
+}
+
+// The G stored scores of key `key` (thread's key of a tile), or nothing past the partition: pass 2 v3 loads a tile's
+// scores one tile ahead, so the L2 round trip overlaps the tile before (pv_v2 loads them when the tile starts).
+template <int G>
+__device__ __forceinline__ void at_load_scores(const unsigned short* srow, int max_ctx, int key, int b, unsigned short (&sn)[G]) {
+#pragma unroll
+  for (int h = 0; h < G; ++h) sn[h] = key < b ? srow[(size_t)h * max_ctx + key] : (unsigned short)0;
+}
+
+// Pass 1, v5 (the body after qe_grid_wait): v4's, with the first copies of a row issued before its query rows are formed
+// wherever the block writes no new key of that row. WRITE_V (v6): the block also writes the value row of each new key in
+// its partition (its own pass 2 reads it through the copy engine). Returns the ring's stage count (gbase).
+template <int G, bool WRITE_V>
+__device__ __forceinline__ unsigned at_pass1_v5(const AtRing& R, const unsigned short* __restrict__ qkv, int pos0,
+                                                const unsigned short* __restrict__ qw, const unsigned short* __restrict__ kw,
+                                                const unsigned short* __restrict__ rope, const int* __restrict__ table, int ntab,
+                                                unsigned short* kc, unsigned short* vc, unsigned short* scores,
+                                                float* __restrict__ stats, int Hq, int Hkv, int P, int M, int max_ctx,
+                                                int stride, float eps, float (&red)[8][G], unsigned short (&qs)[G][AT_D]) {
+  const int p = blockIdx.x, g = blockIdx.y, tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int gr = lane >> 2, t = lane & 3;
+  const size_t koff = (size_t)Hq * 2 * AT_D + g * AT_D, voff = koff + (size_t)Hkv * AT_D;
+  if (p == 0 && warp < M && at_page(table, ntab, pos0 + warp) >= 0) {          // the appends (row `warp`), as v4
+    const int pos = pos0 + warp;
+    const unsigned short* src = qkv + (size_t)warp * stride;
+    *(uint4*)(at_row(vc, table, ntab, Hkv, g, pos) + 8 * lane) = *(const uint4*)(src + voff + 8 * lane);
+    *(uint4*)(at_row(kc, table, ntab, Hkv, g, pos) + 8 * lane) = at_norm_rope(*(const uint4*)(src + koff + 8 * lane), kw, rope, pos, lane, eps);
+  }
+  unsigned gbase = 0;
+  for (int r = 0; r < M; ++r) {
+    const int n = pos0 + r + 1;
+    int a, b; at_range(n, P, p, a, b);
+    const int nst = (b - a + AT_STAGE - 1) / AT_STAGE;
+    const bool early = !(pos0 < b && pos0 + r >= a);                   // no new key (pos0 .. pos0 + r) in [a, b)
+    if (early) R.start(kc, table, ntab, Hkv, g, a, b, nst, gbase, true);  // (the ring is idle: the last row ended in barriers)
+    if (warp < G)                                                       // query row r, head g*G + warp
+      *(uint4*)&qs[warp][8 * lane] = at_norm_rope(*(const uint4*)(qkv + (size_t)r * stride + (g * G + warp) * 2 * AT_D + 8 * lane), qw, rope, pos0 + r, lane, eps);
+    {
+      const int j = pos0 + warp;                                        // new key `warp`, if this block reads it
+      if (warp <= r && j >= a && j < b && at_page(table, ntab, j) >= 0) {
+        *(uint4*)(at_row(kc, table, ntab, Hkv, g, j) + 8 * lane) = at_norm_rope(*(const uint4*)(qkv + (size_t)warp * stride + koff + 8 * lane), kw, rope, j, lane, eps);
+        if (WRITE_V) *(uint4*)(at_row(vc, table, ntab, Hkv, g, j) + 8 * lane) = *(const uint4*)(qkv + (size_t)warp * stride + voff + 8 * lane);
+        asm volatile("fence.proxy.async.global;" ::: "memory");        // before the copy engine reads the rows
+      }
+    }
+    __syncthreads();
+    if (!early) R.start(kc, table, ntab, Hkv, g, a, b, nst, gbase, true);
+    uint4 qa[8];
+#pragma unroll
+    for (int c = 0; c < 8; ++c) qa[c] = gr < G ? *(const uint4*)&qs[gr][32 * c + 8 * t] : make_uint4(0u, 0u, 0u, 0u);
+    unsigned short* srow = scores + ((size_t)r * Hq + g * G) * max_ctx;
+    float lm = AT_NEG_INF;
+    for (int j = 0; j < nst; ++j) {
+      const unsigned slot = R.wait(gbase + j);
+      const int k0 = a + AT_STAGE * j;
+      if (k0 + 8 * warp < b) {
+        uint4 k[8];
+        at_scores_smem<G>(slot, qa, srow, max_ctx, k0, b, lm, warp, gr, t, k);
+      }
+      R.release(kc, table, ntab, Hkv, g, a, b, j, nst, gbase);
+    }
+    gbase += nst;
+    float mx[G];
+    at_stats_max_lanes<G>(lm, red, mx, warp, gr, t);
+    float sm[G];
+    at_stats_sum_store<G>(srow, max_ctx, a, b, mx, red, stats, r, Hq, g, P, p, sm);
+  }
+  return gbase;
+}
+
+// The merge of row r, KV group g, by the block that completed it: thread d sums dim d of the G heads over the P partials in
+// order 0..P-1 from 0.f (attn_merge_v2's order; the G chains interleaved, each in its own order; 36 loads in flight per
+// thread), rounds, gates. One block pulls 6 x P KB of partials: this tail is what folding the merge costs.
+template <int G>
+__device__ __forceinline__ void at_merge_group(const float* opart, const unsigned short* __restrict__ qkv,
+                                               unsigned short* __restrict__ out, int r, int g, int Hq, int P, int stride) {
+  const int d = threadIdx.x;
+  const float* src = opart + ((size_t)r * Hq + g * G) * P * AT_D + d;
+  float o[G];
+#pragma unroll
+  for (int h = 0; h < G; ++h) o[h] = 0.f;
+#pragma unroll 6
+  for (int i = 0; i < P; ++i)
+#pragma unroll
+    for (int h = 0; h < G; ++h) o[h] += __ldcg(src + ((size_t)h * P + i) * AT_D);
+#pragma unroll
+  for (int h = 0; h < G; ++h) at_gate_out(o[h], qkv, out, r, g * G + h, d, Hq, stride);
+}
+
+// Pass 2, v3 (the body after qe_grid_wait): attn_pv_v2's per row, with a tile's scores loaded one tile ahead and the
+// statistics in one round trip (both change when a load is issued, not what is computed), then the block counts itself
+// in and, if it is the last of the P blocks of (r, g), merges (MERGE: v5; v6 and v7 merge elsewhere). started0: row 0's
+// first copies were issued already (v6).
+template <int G, bool MERGE>
+__device__ __forceinline__ void at_pass2_v3(const AtRing& R, unsigned gbase, bool started0, unsigned char* ring,
+                                            unsigned short (&prb)[256][8], float (&gm)[G], float (&gl)[G], int& last,
+                                            const unsigned short* __restrict__ vc, const int* __restrict__ table, int ntab, int pos0,
+                                            const unsigned short* scores, const float* stats, float* opart,
+                                            const unsigned short* __restrict__ qkv, unsigned short* __restrict__ out, int* count,
+                                            int Hq, int Hkv, int P, int M, int max_ctx, int stride) {
+  const int p = blockIdx.x, g = blockIdx.y, tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  for (int r = 0; r < M; ++r) {
+    const int n = pos0 + r + 1;
+    int a, b; at_range(n, P, p, a, b);
+    const int nst = (b - a + AT_STAGE - 1) / AT_STAGE;
+    if (!(started0 && r == 0)) R.start(vc, table, ntab, Hkv, g, a, b, nst, gbase, true);
+    const unsigned short* srow = scores + ((size_t)r * Hq + g * G) * max_ctx;
+    unsigned short sn[G];                                               // this thread's key of the next tile: its G scores
+    at_load_scores<G>(srow, max_ctx, a + tid, b, sn);
+    if (warp < G) at_merge_stats_cg(stats + ((size_t)r * Hq + g * G + warp) * P * 2, P, gm[warp], gl[warp]);
+    float acc[G][8];                                                    // lane l: dims 8l..8l+7 of the G heads
+    at_zero(acc);
+    __syncthreads();
+    const unsigned pr0 = qe_smem_u32(&prb[0][0]);
+    for (int j = 0; j < nst; ++j) {
+      const int k0 = a + AT_STAGE * j;
+      if ((j & 3) == 0) {                                               // a new tile of 256 keys: its probabilities
+        const int key = k0 + tid;
+        unsigned short pk[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        if (key < b)
+#pragma unroll
+          for (int h = 0; h < G; ++h) pk[h] = qe_f32_to_bf16(expf(qe_bf16_to_f32(sn[h]) - gm[h]) / gl[h]);
+        at_load_scores<G>(srow, max_ctx, key + 256, b, sn);              // the next tile's, in flight during this one
+        *(uint4*)&prb[tid][0] = make_uint4(pk[0] | ((unsigned)pk[1] << 16), pk[2] | ((unsigned)pk[3] << 16),
+                                           pk[4] | ((unsigned)pk[5] << 16), pk[6] | ((unsigned)pk[7] << 16));
+        __syncthreads();
+      }
+      const unsigned slot = R.wait(gbase + j);
+      const int kt = 64 * (j & 3);                                     // the stage's first key within the tile
+      uint4 v[8];
+#pragma unroll
+      for (int u = 0; u < 8; ++u) v[u] = qe_lds128(slot + (warp + 8 * u) * (AT_D * 2) + 16 * lane);
+#pragma unroll
+      for (int u = 0; u < 8; ++u) {
+        if (k0 + warp + 8 * u < b) {
+          float vx[8]; at_unpack8(v[u], vx);
+          const uint4 pq = qe_lds128(pr0 + (kt + warp + 8 * u) * 16);
+          float pp[8]; at_unpack8(pq, pp);
+#pragma unroll
+          for (int h = 0; h < G; ++h)
+#pragma unroll
+            for (int e = 0; e < 8; ++e) acc[h][e] = fmaf(pp[h], vx[e], acc[h][e]);
+        }
+      }
+      R.release(vc, table, ntab, Hkv, g, a, b, j, nst, gbase);
+    }
+    gbase += nst;
+    float* slab = (float*)ring;                                         // [8][G][AT_D], as attn_pv_v2
+#pragma unroll
+    for (int h = 0; h < G; ++h) {
+      *(float4*)&slab[(warp * G + h) * AT_D + 8 * lane] = make_float4(acc[h][0], acc[h][1], acc[h][2], acc[h][3]);
+      *(float4*)&slab[(warp * G + h) * AT_D + 8 * lane + 4] = make_float4(acc[h][4], acc[h][5], acc[h][6], acc[h][7]);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int h = 0; h < G; ++h) {
+      float o = 0.f;
+#pragma unroll
+      for (int w = 0; w < 8; ++w) o = o + slab[(w * G + h) * AT_D + tid];
+      opart[(((size_t)r * Hq + g * G + h) * P + p) * AT_D + tid] = o;
+    }
+    if (!MERGE) { __syncthreads(); continue; }                          // the slab is read before the next row's copies
+    __threadfence();                                                    // this block's partials, before its count
+    __syncthreads();                                                    // (and the slab is read before the next row's copies)
+    if (tid == 0) last = atomicAdd(count + r * Hkv + g, 1) == P - 1;
+    __syncthreads();
+    if (last) {                                                         // uniform: every other block of (r, g) has counted in
+      __threadfence();
+      if (tid == 0) atomicExch(count + r * Hkv + g, 0);                 // ready for the next call
+      at_merge_group<G>(opart, qkv, out, r, g, Hq, P, stride);
+    }
+  }
+}
+
+template <int G>
+__global__ void __launch_bounds__(256) attn_scores_v5(const unsigned short* __restrict__ qkv, const int* __restrict__ ctl,
+                                                      const unsigned short* __restrict__ qw, const unsigned short* __restrict__ kw,
+                                                      const unsigned short* __restrict__ rope, const int* __restrict__ table, int ntab,
+                                                      unsigned short* kc, unsigned short* vc, unsigned short* scores,
+                                                      float* __restrict__ stats, int Hq, int Hkv, int P, int M, int max_ctx,
+                                                      int stride, float eps) {
+  static_assert(G <= 8, "the query rows of a group fill at most 8 of the 16 A rows");
+  extern __shared__ __align__(128) unsigned char at_ring5[];
+  __shared__ __align__(8) unsigned long long bars[AT_S];
+  __shared__ float red[8][G];
+  __shared__ __align__(16) unsigned short qs[G][AT_D];
+  const AtRing R = at_ring_init(at_ring5, bars);
+  qe_grid_wait();
+  qe_grid_launch_dependents();
+  at_pass1_v5<G, false>(R, qkv, ctl[0], qw, kw, rope, table, ntab, kc, vc, scores, stats, Hq, Hkv, P, M, max_ctx, stride, eps, red, qs);
+}
+
+template <int G>
+__global__ void __launch_bounds__(256) attn_pv_v3(const unsigned short* __restrict__ vc, const int* __restrict__ table, int ntab,
+                                                  const int* __restrict__ ctl, const unsigned short* scores,
+                                                  const float* stats, float* opart, const unsigned short* __restrict__ qkv,
+                                                  unsigned short* __restrict__ out, int* count, int Hq, int Hkv, int P, int M,
+                                                  int max_ctx, int stride) {
+  static_assert(G <= 8, "a key's probabilities fill at most 8 bf16 slots");
+  extern __shared__ __align__(128) unsigned char at_ring6[];
+  __shared__ __align__(8) unsigned long long bars[AT_S];
+  __shared__ __align__(16) unsigned short prb[256][8];
+  __shared__ float gm[G], gl[G];
+  __shared__ int last;
+  const AtRing R = at_ring_init(at_ring6, bars);
+  qe_grid_wait();
+  qe_grid_launch_dependents();
+  at_pass2_v3<G, true>(R, 0u, false, at_ring6, prb, gm, gl, last, vc, table, ntab, ctl[0], scores, stats, opart, qkv, out, count,
+                       Hq, Hkv, P, M, max_ctx, stride);
+}
+
+// v7's pass 2: pass 2 v3 without the merge (attn_merge_v2 follows, as in v4): pv_v2's signature.
+template <int G>
+__global__ void __launch_bounds__(256) attn_pv_v4(const unsigned short* __restrict__ vc, const int* __restrict__ table, int ntab,
+                                                  const int* __restrict__ ctl, const unsigned short* scores,
+                                                  const float* stats, float* opart, int Hq, int Hkv, int P, int M, int max_ctx) {
+  static_assert(G <= 8, "a key's probabilities fill at most 8 bf16 slots");
+  extern __shared__ __align__(128) unsigned char at_ring8[];
+  __shared__ __align__(8) unsigned long long bars[AT_S];
+  __shared__ __align__(16) unsigned short prb[256][8];
+  __shared__ float gm[G], gl[G];
+  __shared__ int last;
+  const AtRing R = at_ring_init(at_ring8, bars);
+  qe_grid_wait();
+  qe_grid_launch_dependents();
+  at_pass2_v3<G, false>(R, 0u, false, at_ring8, prb, gm, gl, last, vc, table, ntab, ctl[0], scores, stats, opart, nullptr, nullptr,
+                        nullptr, Hq, Hkv, P, M, max_ctx, 0);
+}
+
+// v6's barrier: every block arrives once per launch on a 64-bit counter that only grows (launch k waits for k x nb
+// arrivals), so it needs no reset; thread 0 polls with L2 loads and gives up after 20 ms (counted in sync[1]).
+__device__ __forceinline__ unsigned long long at_ns() { unsigned long long t; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); return t; }
+
+__device__ __forceinline__ void at_grid_barrier(unsigned long long* sync, unsigned nb) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    const unsigned long long old = atomicAdd(sync, 1ull), target = (old / nb + 1) * nb;
+    const unsigned long long t0 = at_ns();
+    while (*(volatile unsigned long long*)sync < target) {
+      if (at_ns() - t0 > 20000000ull) { atomicAdd(sync + 1, 1ull); break; }
+      asm volatile("nanosleep.u32 64;");
+    }
+    __threadfence();
+  }
+  __syncthreads();
+}
+
+// v6's merge, spread over the whole grid after its second barrier: block b takes outputs [b*per, (b+1)*per) of the M x Hq x D,
+// in batches of at most 256 (one per thread): the batch's P partials are staged in shared memory (all loads in flight at
+// once, coalesced over dims), then each output is summed in partition order 0..P-1 from 0.f (attn_merge_v2's order),
+// rounded and gated. One SM cannot pull a group's 400 KB of partials quickly; 264 SMs can.
+__device__ __forceinline__ void at_merge_spread(const float* opart, const unsigned short* __restrict__ qkv, unsigned short* __restrict__ out,
+                                                float* buf, int buf_floats, int Hq, int P, int M, int stride) {
+  const int nb = gridDim.x * gridDim.y, bid = blockIdx.y * gridDim.x + blockIdx.x, tid = threadIdx.x;
+  const int total = M * Hq * AT_D, per = (total + nb - 1) / nb;
+  const int o0 = min(total, bid * per), o1 = min(total, o0 + per), cap = min(256, buf_floats / P);
+  for (int ob = o0; ob < o1; ob += cap) {
+    const int nbat = min(cap, o1 - ob);
+#pragma unroll 8
+    for (int e = tid; e < nbat * P; e += 256) {                        // e = i * nbat + k: partial i of output ob + k
+      const int i = e / nbat, o = ob + e % nbat;
+      buf[e] = __ldcg(opart + ((size_t)(o / AT_D) * P + i) * AT_D + o % AT_D);
+    }
+    __syncthreads();
+    if (tid < nbat) {
+      float acc = 0.f;
+      for (int i = 0; i < P; ++i) acc += buf[i * nbat + tid];
+      const int o = ob + tid, rh = o / AT_D;                            // rh = r * Hq + h
+      at_gate_out(acc, qkv, out, rh / Hq, rh % Hq, o % AT_D, Hq, stride);
+    }
+    __syncthreads();
+  }
+}
+
+template <int G>
+__global__ void __launch_bounds__(256, 2) attn_fused_v1(const unsigned short* __restrict__ qkv, const int* __restrict__ ctl,
+                                                        const unsigned short* __restrict__ qw, const unsigned short* __restrict__ kw,
+                                                        const unsigned short* __restrict__ rope, const int* __restrict__ table, int ntab,
+                                                        unsigned short* kc, unsigned short* vc, unsigned short* scores,
+                                                        float* stats, float* opart, unsigned short* __restrict__ out,
+                                                        unsigned long long* sync, int Hq, int Hkv, int P, int M, int max_ctx,
+                                                        int stride, float eps) {
+  static_assert(G <= 8, "the query rows of a group fill at most 8 of the 16 A rows");
+  extern __shared__ __align__(128) unsigned char at_ring7[];
+  __shared__ __align__(8) unsigned long long bars[AT_S];
+  __shared__ float red[8][G];
+  __shared__ __align__(16) unsigned short qs[G][AT_D];
+  __shared__ __align__(16) unsigned short prb[256][8];
+  __shared__ float gm[G], gl[G];
+  __shared__ int last;
+  const AtRing R = at_ring_init(at_ring7, bars);
+  qe_grid_wait();
+  const int pos0 = ctl[0], p = blockIdx.x, g = blockIdx.y;
+  unsigned gbase = at_pass1_v5<G, true>(R, qkv, pos0, qw, kw, rope, table, ntab, kc, vc, scores, stats, Hq, Hkv, P, M, max_ctx, stride, eps, red, qs);
+  {                                                                     // row 0's first value stages, before the barrier
+    int a, b; at_range(pos0 + 1, P, p, a, b);
+    R.start(vc, table, ntab, Hkv, g, a, b, (b - a + AT_STAGE - 1) / AT_STAGE, gbase, true);
+  }
+  at_grid_barrier(sync, gridDim.x * gridDim.y);                         // every block's statistics are written
+  qe_grid_launch_dependents();
+  at_pass2_v3<G, false>(R, gbase, true, at_ring7, prb, gm, gl, last, vc, table, ntab, pos0, scores, stats, opart, nullptr, nullptr,
+                        nullptr, Hq, Hkv, P, M, max_ctx, stride);
+  at_grid_barrier(sync, gridDim.x * gridDim.y);                         // every block's partials are written
+  at_merge_spread(opart, qkv, out, (float*)at_ring7, AT_RING_BYTES / 4, Hq, P, M, stride);
+}
+
+template __global__ void attn_scores_v5<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, int, int, int, int, int, int, float);
+template __global__ void attn_pv_v3<6>(const unsigned short*, const int*, int, const int*, const unsigned short*, const float*, float*, const unsigned short*, unsigned short*, int*, int, int, int, int, int, int);
+template __global__ void attn_pv_v4<6>(const unsigned short*, const int*, int, const int*, const unsigned short*, const float*, float*, int, int, int, int, int);
+template __global__ void attn_fused_v1<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
+
+// ---- v8: v6 with pass 2 streaming through a finer ring: 6 stages of 32 rows (the same 96 KB) ----------------------------
+// v3's ring keeps 2 of its 3 stages (64 KB) in flight while the warps consume the third; with 6 stages of 16 KB, 5 (80 KB)
+// are in flight, and a slot is refilled after 32 rows instead of 64 (one 16 KB copy per stage; a partition starts at a
+// multiple of 32 keys, so a stage never crosses a page). Warp w takes rows w, w + 8, w + 16, w + 24 of a stage: the keys
+// of its chain (a + 8m + w) in the same increasing order, so the p.v sums are v4's, bit for bit. Pass 1 keeps its ring.
+// The finer ring's waits give up after 50 ms (counted in sync[1]), so a mistake shows as wrong outputs, never a hang.
+#define AT_S6 6                                  // stages in the finer ring
+#define AT_STAGE6 32                             // rows per stage
+#define AT_SLOT6 (AT_STAGE6 * AT_D * 2)          // 16 KB
+
+struct AtRing6 {
+  unsigned ring, bars;
+  unsigned long long* sync;
+  __device__ __forceinline__ void issue(const unsigned short* cache, const int* table, int ntab, int Hkv, int g,
+                                        int k0, int b, unsigned gj) const {           // one thread
+    const unsigned slot = gj % AT_S6, bar = bars + 8 * slot;
+    const int n1 = min(AT_STAGE6, b - k0);
+    qe_mbar_expect_tx(bar, (unsigned)n1 * (AT_D * 2));
+    qe_bulk_g2s(ring + slot * AT_SLOT6, at_row(cache, table, ntab, Hkv, g, k0), n1 * AT_D * 2, bar);
+  }
+  __device__ __forceinline__ void start(const unsigned short* cache, const int* table, int ntab, int Hkv, int g, int a, int b,
+                                        int nst, unsigned gbase) const {
+    if (threadIdx.x == 0) {
+      asm volatile("fence.proxy.async.global;" ::: "memory");
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      for (int j = 0; j < AT_S6 && j < nst; ++j) issue(cache, table, ntab, Hkv, g, a + AT_STAGE6 * j, b, gbase + j);
+    }
+  }
+  __device__ __forceinline__ void release(const unsigned short* cache, const int* table, int ntab, int Hkv, int g, int a, int b,
+                                          int j, int nst, unsigned gbase) const {
+    __syncthreads();
+    if (threadIdx.x == 0 && j + AT_S6 < nst) {
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      issue(cache, table, ntab, Hkv, g, a + AT_STAGE6 * (j + AT_S6), b, gbase + j + AT_S6);
+    }
+  }
+  __device__ __forceinline__ unsigned wait(unsigned gj) const {
+    const unsigned slot = gj % AT_S6;
+    const unsigned long long t0 = at_ns();
+    while (!qe_mbar_try_wait(bars + 8 * slot, (gj / AT_S6) & 1))
+      if (at_ns() - t0 > 50000000ull) { atomicAdd(sync + 1, 1ull); break; }
+    return ring + slot * AT_SLOT6;
+  }
+};
+
+__device__ __forceinline__ AtRing6 at_ring6_init(unsigned char* ring, unsigned long long* bars, unsigned long long* sync) {   // before qe_grid_wait
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < AT_S6; ++s) qe_mbar_init(qe_smem_u32(bars + s), 1);
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+  return AtRing6{qe_smem_u32(ring), qe_smem_u32(bars), sync};
+}
+
+// Pass 2, v5: pass 2 v3 (without the merge) on the finer ring. A 256-key tile is now 8 stages.
+template <int G>
+__device__ __forceinline__ void at_pass2_v5(const AtRing6& R, unsigned gbase, bool started0, unsigned char* ring,
+                                            unsigned short (&prb)[256][8], float (&gm)[G], float (&gl)[G],
+                                            const unsigned short* __restrict__ vc, const int* __restrict__ table, int ntab, int pos0,
+                                            const unsigned short* scores, const float* stats, float* opart,
+                                            int Hq, int Hkv, int P, int M, int max_ctx) {
+  const int p = blockIdx.x, g = blockIdx.y, tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  for (int r = 0; r < M; ++r) {
+    const int n = pos0 + r + 1;
+    int a, b; at_range(n, P, p, a, b);
+    const int nst = (b - a + AT_STAGE6 - 1) / AT_STAGE6;
+    if (!(started0 && r == 0)) R.start(vc, table, ntab, Hkv, g, a, b, nst, gbase);
+    const unsigned short* srow = scores + ((size_t)r * Hq + g * G) * max_ctx;
+    unsigned short sn[G];
+    at_load_scores<G>(srow, max_ctx, a + tid, b, sn);
+    if (warp < G) at_merge_stats_cg(stats + ((size_t)r * Hq + g * G + warp) * P * 2, P, gm[warp], gl[warp]);
+    float acc[G][8];
+    at_zero(acc);
+    __syncthreads();
+    const unsigned pr0 = qe_smem_u32(&prb[0][0]);
+    for (int j = 0; j < nst; ++j) {
+      const int k0 = a + AT_STAGE6 * j;
+      if ((j & 7) == 0) {                                               // a new tile of 256 keys: its probabilities
+        const int key = k0 + tid;
+        unsigned short pk[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        if (key < b)
+#pragma unroll
+          for (int h = 0; h < G; ++h) pk[h] = qe_f32_to_bf16(expf(qe_bf16_to_f32(sn[h]) - gm[h]) / gl[h]);
+        at_load_scores<G>(srow, max_ctx, key + 256, b, sn);
+        *(uint4*)&prb[tid][0] = make_uint4(pk[0] | ((unsigned)pk[1] << 16), pk[2] | ((unsigned)pk[3] << 16),
+                                           pk[4] | ((unsigned)pk[5] << 16), pk[6] | ((unsigned)pk[7] << 16));
+        __syncthreads();
+      }
+      const unsigned slot = R.wait(gbase + j);
+      const int kt = AT_STAGE6 * (j & 7);                              // the stage's first key within the tile
+      uint4 v[4];
+#pragma unroll
+      for (int u = 0; u < 4; ++u) v[u] = qe_lds128(slot + (warp + 8 * u) * (AT_D * 2) + 16 * lane);
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        if (k0 + warp + 8 * u < b) {
+          float vx[8]; at_unpack8(v[u], vx);
+          const uint4 pq = qe_lds128(pr0 + (kt + warp + 8 * u) * 16);
+          float pp[8]; at_unpack8(pq, pp);
+#pragma unroll
+          for (int h = 0; h < G; ++h)
+#pragma unroll
+            for (int e = 0; e < 8; ++e) acc[h][e] = fmaf(pp[h], vx[e], acc[h][e]);
+        }
+      }
+      R.release(vc, table, ntab, Hkv, g, a, b, j, nst, gbase);
+    }
+    gbase += nst;
+    float* slab = (float*)ring;                                         // [8][G][AT_D], as attn_pv_v2
+#pragma unroll
+    for (int h = 0; h < G; ++h) {
+      *(float4*)&slab[(warp * G + h) * AT_D + 8 * lane] = make_float4(acc[h][0], acc[h][1], acc[h][2], acc[h][3]);
+      *(float4*)&slab[(warp * G + h) * AT_D + 8 * lane + 4] = make_float4(acc[h][4], acc[h][5], acc[h][6], acc[h][7]);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int h = 0; h < G; ++h) {
+      float o = 0.f;
+#pragma unroll
+      for (int w = 0; w < 8; ++w) o = o + slab[(w * G + h) * AT_D + tid];
+      opart[(((size_t)r * Hq + g * G + h) * P + p) * AT_D + tid] = o;
+    }
+    __syncthreads();                                                    // the slab is read before the next row's copies
+  }
+}
+
+template <int G>
+__global__ void __launch_bounds__(256, 2) attn_fused_v2(const unsigned short* __restrict__ qkv, const int* __restrict__ ctl,
+                                                        const unsigned short* __restrict__ qw, const unsigned short* __restrict__ kw,
+                                                        const unsigned short* __restrict__ rope, const int* __restrict__ table, int ntab,
+                                                        unsigned short* kc, unsigned short* vc, unsigned short* scores,
+                                                        float* stats, float* opart, unsigned short* __restrict__ out,
+                                                        unsigned long long* sync, int Hq, int Hkv, int P, int M, int max_ctx,
+                                                        int stride, float eps) {
+  static_assert(G <= 8, "the query rows of a group fill at most 8 of the 16 A rows");
+  extern __shared__ __align__(128) unsigned char at_ring9[];
+  __shared__ __align__(8) unsigned long long bars[AT_S];
+  __shared__ __align__(8) unsigned long long bars6[AT_S6];
+  __shared__ float red[8][G];
+  __shared__ __align__(16) unsigned short qs[G][AT_D];
+  __shared__ __align__(16) unsigned short prb[256][8];
+  __shared__ float gm[G], gl[G];
+  const AtRing R = at_ring_init(at_ring9, bars);                         // pass 1's ring (3 x 64 rows)
+  const AtRing6 R6 = at_ring6_init(at_ring9, bars6, sync);              // pass 2's, in the same shared memory
+  qe_grid_wait();
+  const int pos0 = ctl[0], p = blockIdx.x, g = blockIdx.y;
+  at_pass1_v5<G, true>(R, qkv, pos0, qw, kw, rope, table, ntab, kc, vc, scores, stats, Hq, Hkv, P, M, max_ctx, stride, eps, red, qs);
+  {                                                                     // row 0's first value stages, before the barrier
+    int a, b; at_range(pos0 + 1, P, p, a, b);
+    R6.start(vc, table, ntab, Hkv, g, a, b, (b - a + AT_STAGE6 - 1) / AT_STAGE6, 0u);
+  }
+  at_grid_barrier(sync, gridDim.x * gridDim.y);                         // every block's statistics are written
+  qe_grid_launch_dependents();
+  at_pass2_v5<G>(R6, 0u, true, at_ring9, prb, gm, gl, vc, table, ntab, pos0, scores, stats, opart, Hq, Hkv, P, M, max_ctx);
+  at_grid_barrier(sync, gridDim.x * gridDim.y);                         // every block's partials are written
+  at_merge_spread(opart, qkv, out, (float*)at_ring9, AT_RING_BYTES / 4, Hq, P, M, stride);
+}
+
+template __global__ void attn_fused_v2<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);

@@ -10,7 +10,7 @@ __all__ = ['PAGE', 'P_DEFAULT', 'RING_STAGES', 'STAGE_ROWS', 'VARIANTS', 'VARIAN
            'check_limits', 'time_ours', 'time_parts', 'time_sdpa', 'bench_pool', 'run_noise', 'run_all',
            'bench_register', 'verification_table', 'curve_plot']
 
-# %% ../nbs/07_attention.ipynb #985e7bb5
+# %% ../nbs/07_attention.ipynb #f1111889
 import math
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -21,7 +21,7 @@ from .config import ModelConfig
 from . import reference as R
 from .runtime import get_kernel, launch, time_graph, median, rotation_count, bf16_ulp
 
-# %% ../nbs/07_attention.ipynb #6ea4e1fb
+# %% ../nbs/07_attention.ipynb #1f4ae93a
 PAGE = 256          # tokens per KV page
 P_DEFAULT = 66      # partitions per KV head: 4 x 66 = 264 blocks, 2 per SM on 132 SMs (the P sweep below)
 
@@ -47,7 +47,7 @@ def prologue(qkv, pos0: int, q_norm_w, k_norm_w, cfg: ModelConfig, rope):
     k = R.apply_rope(R.rms_norm(k, k_norm_w, eps).transpose(0, 1)[None], cos, sin)[0].transpose(0, 1)
     return q, k, v, gate
 
-# %% ../nbs/07_attention.ipynb #5baa0009
+# %% ../nbs/07_attention.ipynb #e0068184
 class PoolExhausted(ValueError):
     "The KV pool (or a page table) cannot back the tokens asked for; nothing was changed."
 
@@ -108,7 +108,7 @@ class PageTable:
         self.pages = []
         self.table.fill_(-1)
 
-# %% ../nbs/07_attention.ipynb #e0dd6d47
+# %% ../nbs/07_attention.ipynb #11d65c39
 def partitions(n: int, P: int):
     "The kernel's split of n keys into P partitions: chunks of ceil(n / P) rounded up to 32 keys; trailing ones may be empty."
     c = (-(-n // P) + 31) // 32 * 32
@@ -151,7 +151,7 @@ def attention_emulated(qkv, pos0: int, k_ctx, v_ctx, q_norm_w, k_norm_w, cfg: Mo
             o[r, g * G:(g + 1) * G] = pv(p, Vg, parts).to(torch.bfloat16)
     return (o * torch.sigmoid(gate)).reshape(M, Hq * D), k, v
 
-# %% ../nbs/07_attention.ipynb #6ae4adad
+# %% ../nbs/07_attention.ipynb #1c84e269
 def _selectors(cfg: ModelConfig, device):
     "Identity projections that pick q|gate, k and v out of a qkv row, and an identity o_proj."
     Hq, Hkv, D = cfg.num_attention_heads, cfg.num_key_value_heads, cfg.head_dim
@@ -193,7 +193,7 @@ def ulp_err(x, ref, scale) -> torch.Tensor:
     "|x - ref| in bf16 ulps at max(|ref|, scale): the unit of a sum whose terms are of size `scale`."
     return (x.double() - ref.double()).abs() / bf16_ulp(torch.maximum(ref.double().abs(), scale))
 
-# %% ../nbs/07_attention.ipynb #09e2e1a8
+# %% ../nbs/07_attention.ipynb #ca0cdc26
 RING_STAGES, STAGE_ROWS = 3, 64     # the v3 ring: stages of 64 rows (32 KB), two 32-row copies each
 
 def ring_plan(a: int, b: int):
@@ -224,7 +224,7 @@ def attention_emulated_chains(qkv, pos0: int, k_ctx, v_ctx, q_norm_w, k_norm_w, 
     a + 8m + w goes to chain w, increasing m), summed 0..7 from 0; partitions summed in order from 0. -> out [M, Hq*D]."""
     return attention_emulated(qkv, pos0, k_ctx, v_ctx, q_norm_w, k_norm_w, cfg, rope, P, pv=_pv_chains)[0]
 
-# %% ../nbs/07_attention.ipynb #64e13d76
+# %% ../nbs/07_attention.ipynb #884e6b16
 @dataclass
 class AttnScratch:
     "What the passes exchange, allocated once."
@@ -234,6 +234,8 @@ class AttnScratch:
     opart: torch.Tensor    # [M, Hq, P, D] f32: each partition's p.v
     P: int
     max_ctx: int
+    count: torch.Tensor = None   # [M, Hkv] int32, zero between calls: blocks of (row, KV group) that wrote their partials (v5)
+    sync: torch.Tensor = None    # [2] int64: v6's grid-barrier arrivals (only grow), and its give-ups (0 unless broken)
 
 def attention_scratch(cfg: ModelConfig, M: int = 1, device="cuda", P: int = P_DEFAULT, max_ctx=None) -> AttnScratch:
     "Scratch for up to M query rows and contexts up to max_ctx (default: the model's maximum position)."
@@ -242,13 +244,21 @@ def attention_scratch(cfg: ModelConfig, M: int = 1, device="cuda", P: int = P_DE
     return AttnScratch(torch.empty(M, Hq, D, dtype=torch.bfloat16, device=device),
                        torch.empty(M, Hq, max_ctx, dtype=torch.bfloat16, device=device),
                        torch.empty(M, Hq, P, 2, dtype=torch.float32, device=device),
-                       torch.empty(M, Hq, P, D, dtype=torch.float32, device=device), P, max_ctx)
+                       torch.empty(M, Hq, P, D, dtype=torch.float32, device=device), P, max_ctx,
+                       torch.zeros(M, cfg.num_key_value_heads, dtype=torch.int32, device=device),
+                       torch.zeros(2, dtype=torch.int64, device=device))
 
 # The kernels of each variant: (prologue, pass 1, pass 2, merge, PDL-ready). v3 streams through the shared-memory ring.
+# None: no such launch (v4: the prologue is in pass 1; v5: the merge is in pass 2; v6, v8: one kernel does everything).
+# v5..v7 are bit-identical to v4 by construction (same operations on every value, same order): see their section.
 VARIANTS = {1: ("attn_prologue", "attn_scores_v1", "attn_pv_v1", "attn_merge", False),
             2: ("attn_prologue", "attn_scores_v2", "attn_pv_v1", "attn_merge", False),
             3: ("attn_prologue_v2", "attn_scores_v3", "attn_pv_v2", "attn_merge_v2", True),
-            4: (None, "attn_scores_v4", "attn_pv_v2", "attn_merge_v2", True)}           # v3 with the prologue in pass 1
+            4: (None, "attn_scores_v4", "attn_pv_v2", "attn_merge_v2", True),           # v3 with the prologue in pass 1
+            5: (None, "attn_scores_v5", "attn_pv_v3", None, True),                      # v4, early copies, merge in pass 2
+            6: (None, "attn_fused_v1", None, None, True),                               # one launch (two grid barriers)
+            7: (None, "attn_scores_v5", "attn_pv_v4", "attn_merge_v2", True),           # v5's passes, v4's merge kernel
+            8: (None, "attn_fused_v2", None, None, True)}                               # v6, pass 2 on a 6 x 32-row ring
 VARIANT = 4         # the engine's variant: bit-identical to v2, 3 launches; 59.5 us at 32K with PDL vs v2's 81.5 (results/attention_v3_h200.json)
 RING_BYTES = RING_STAGES * STAGE_ROWS * 256 * 2                             # v3's dynamic shared memory per block: 96 KB
 
@@ -273,13 +283,30 @@ def attention_decode(qkv, ctl, pool: KVPool, layer: int, table, q_norm_w, k_norm
     assert variant in VARIANTS, f"variant: one of {sorted(VARIANTS)}"
     assert VARIANTS[variant][0] or M <= 8, "pass 1 v4 forms the new keys with one warp per row: M <= 8"
     assert not pdl or VARIANTS[variant][4], f"pdl: v{variant}'s kernels do not wait for the kernel before them"
-    for k in _launches(qkv, ctl, pool.kv[0, layer], pool.kv[1, layer], tab, q_norm_w, k_norm_w, cfg, out, sc, rope, M, variant):
+    assert variant < 5 or (sc.count is not None and sc.count.shape[0] >= M and sc.P <= 256), "v5..v8: scratch from attention_scratch (counters), P <= 256"
+    ks = _launches(qkv, ctl, pool.kv[0, layer], pool.kv[1, layer], tab, q_norm_w, k_norm_w, cfg, out, sc, rope, M, variant)
+    if VARIANTS[variant][2] is None: _check_resident(ks[0][0], sc.P * Hkv)
+    for k in ks:
         launch(*k, pdl=pdl)
     return out
 
 _SMEM_SET = set()
 
-_TEMPLATES = tuple(f"{f}<6>" for v in VARIANTS.values() for f in v[1:3])    # one NVRTC pass compiles them all
+_TEMPLATES = tuple(f"{f}<6>" for v in VARIANTS.values() for f in v[1:3] if f)    # one NVRTC pass compiles them all
+_RESIDENT = {}
+
+def _check_resident(kernel, blocks: int):
+    """v6's and v8's grid barriers need all their blocks on the GPU at once: refuse a grid this GPU cannot hold (asked once per
+    kernel and grid, of the driver's occupancy calculator, with the ring's dynamic shared memory)."""
+    if (id(kernel), blocks) not in _RESIDENT:
+        import ctypes
+        per_sm = ctypes.c_int(0)
+        err = ctypes.CDLL("libcuda.so.1").cuOccupancyMaxActiveBlocksPerMultiprocessor(
+            ctypes.byref(per_sm), ctypes.c_void_p(kernel.ptr), ctypes.c_int(256), ctypes.c_size_t(RING_BYTES))
+        assert err == 0, f"cuOccupancyMaxActiveBlocksPerMultiprocessor failed with CUresult {err}"
+        _RESIDENT[(id(kernel), blocks)] = per_sm.value * torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
+    fit = _RESIDENT[(id(kernel), blocks)]
+    assert fit >= blocks, f"v6/v8 need their {blocks} blocks resident at once; this GPU holds {fit} (use v5, or a smaller P)"
 
 def _ring_kernel(func):
     "A v3 kernel, allowed its 96 KB of dynamic shared memory (set once per kernel)."
@@ -290,7 +317,7 @@ def _ring_kernel(func):
     return k
 
 def _launches(qkv, ctl, kc, vc, tab, q_norm_w, k_norm_w, cfg, out, sc, rope, M, variant):
-    "The launches of a step, in order (four; three where pass 1 does the prologue): (kernel, grid, block, args, dynamic shared memory)."
+    "The launches of a step, in order (four; fewer where kernels are folded): (kernel, grid, block, args, dynamic shared memory)."
     Hq, Hkv, G, i32, nt = cfg.num_attention_heads, cfg.num_key_value_heads, cfg.num_attention_heads // cfg.num_key_value_heads, np.int32, np.int32(tab.numel())
     pro, s1, s2, mg, ring = VARIANTS[variant]
     smem = RING_BYTES if ring else 0
@@ -300,6 +327,12 @@ def _launches(qkv, ctl, kc, vc, tab, q_norm_w, k_norm_w, cfg, out, sc, rope, M, 
                                      (qkv, ctl, q_norm_w, k_norm_w, rope, tab, nt, kc, vc, sc.q, i32(Hq), i32(Hkv), W, eps), 0)]
     pass1 = ((qkv, ctl, q_norm_w, k_norm_w, rope, tab, nt, kc, vc, sc.scores, sc.stats, i32(Hq), i32(Hkv), i32(sc.P), i32(M), i32(sc.max_ctx), W, eps)
              if pro is None else (sc.q, kc, tab, nt, ctl, sc.scores, sc.stats, i32(Hq), i32(Hkv), i32(sc.P), i32(M), i32(sc.max_ctx)))
+    if s2 is None:                                    # v6, v8: one kernel, both passes and the merge
+        return [(kern(f"{s1}<{G}>"), (sc.P, Hkv), (256,), pass1[:11] + (sc.opart, out, sc.sync) + pass1[11:], smem)]
+    if mg is None:                                    # v5: the merge inside pass 2
+        return [(kern(f"{s1}<{G}>"), (sc.P, Hkv), (256,), pass1, smem),
+                (kern(f"{s2}<{G}>"), (sc.P, Hkv), (256,), (vc, tab, nt, ctl, sc.scores, sc.stats, sc.opart, qkv, out, sc.count,
+                                                         i32(Hq), i32(Hkv), i32(sc.P), i32(M), i32(sc.max_ctx), W), smem)]
     return first + [
             (kern(f"{s1}<{G}>"), (sc.P, Hkv), (256,), pass1, smem),
             (kern(f"{s2}<{G}>"), (sc.P, Hkv), (256,),
@@ -307,7 +340,7 @@ def _launches(qkv, ctl, kc, vc, tab, q_norm_w, k_norm_w, cfg, out, sc, rope, M, 
             (get_kernel("attention", mg), (Hq, M, 4) if mg == "attn_merge_v2" else (Hq, M), (256,),
              (sc.opart, qkv, out, i32(Hq), i32(sc.P), i32(qkv.shape[1])), 0)]
 
-# %% ../nbs/07_attention.ipynb #e6dd25c3
+# %% ../nbs/07_attention.ipynb #57529c1e
 def fill_random(pool: KVPool, gen):
     "Random K and V straight into the pool (standing in for 128K steps of appends): N(0, 1), as normed keys and values are."
     pool.kv.normal_(generator=gen)
@@ -533,7 +566,7 @@ def bench_register(bench):
     from qwen_engine.runtime import add_bench
     add_bench(bench, "attention", "verify and measure the decode attention kernel", run_all, "attention_h200")
 
-# %% ../nbs/07_attention.ipynb #567f0f18
+# %% ../nbs/07_attention.ipynb #e8b32087
 def verification_table(rec) -> str:
     "Every check of the run against the float64 definition: worst error (ulps of the sum's scale), % of outputs differing."
     d = rec["data"]

@@ -1,5 +1,6 @@
-"""Chapter 07, v5 and v6 (fewer fixed costs: early key copies, the merge folded into pass 2, then one launch with a grid
-barrier): check each new variant bit for bit against the engine's variant (4), then time it beside v4 and SDPA.
+"""Chapter 07, v5 to v8 (fewer fixed costs: early key copies and loads, the merge folded into pass 2 (v5), one launch
+with grid barriers (v6), v5's passes with v4's merge kernel (v7), v6 with a finer pass-2 ring (v8)): check each new variant bit for bit against the engine's
+variant (4), then time it beside v4 and SDPA.
 Usage, from the repo root on the H200:  PYTHONPATH=. python3 results/explore_attention_v5.py OUT_DIR
 Writes OUT_DIR/attention_v5_h200.json (write_record). A variant that fails a check is reported and not timed; every part
 catches its own exceptions, so one run reports everything."""
@@ -10,7 +11,8 @@ from qwen_engine import attention as A
 from qwen_engine.runtime import time_graph, median, L2_BYTES
 
 CUR = A.VARIANT                 # the engine's variant today (4)
-NEW = [5, 6]                    # 5: pass 1 v5 + pass 2 v3 (merge inside); 6: both passes and the merge in one launch
+NEW = [5, 6, 7, 8]              # 5: pass 1 v5 + pass 2 v3 (merge inside); 6: one launch; 7: v5's passes + v4's merge kernel;
+                                # 8: v6 with pass 2 on a ring of 6 stages of 32 rows
 CONTEXTS = (1, 255, 256, 257, 4096, 32768)
 TIMED = (1024, 4096, 32768, 131072)
 
@@ -157,7 +159,7 @@ def main(out_dir):
         if r: r["frac"] = frac(r); data["amortized"].append(r); print("amortized", r, flush=True)
     r = guard("amortized sdpa", lambda: time_sdpa_calls(cfg, 32768, gen, 8))
     if r: r["frac"] = frac(r); data["amortized"].append(r); print("amortized", r, el(), flush=True)
-    for v, P in [(x, P) for x in passed for P in ((33, 132) if A.VARIANTS[x][2] else (33,))]:   # v6 holds 264 blocks at most
+    for v, P in [(x, P) for x in passed if x in (5, 6) for P in ((33, 132) if A.VARIANTS[x][2] else (33,))]:   # v6 holds 264 blocks at most
         s1 = A.attention_scratch(cfg, 1, dev, P=P, max_ctx=max_ctx)
         r = guard(f"time v{v} P={P}", lambda: A.time_ours(cfg, pool, 32768, s1, rope, gen, variant=v, pdl=True))
         if r: r["frac"] = frac(r); data["p_sweep"].append(r); print("P sweep", r, flush=True)
@@ -178,10 +180,13 @@ def main(out_dir):
         print(f"parts n={r['n']:>6} v{r['variant']}: " + ", ".join(f"{k} {x:.1f}" for k, x in r.items() if k not in ("n", "P", "variant")))
     for r in data["amortized"]: print(f"32K, 8 steps per graph, {r['variant']}{'+pdl' if r['pdl'] else ''}: {r['us']:.1f} us, {100 * (r['frac'] or 0):.1f} %")
     for r in data["p_sweep"]: print(f"P sweep v{r['variant']} P={r['P']} (+pdl; not bit-identical to P=66, timing only): {r['us']:.1f} us, {100 * (r['frac'] or 0):.1f} %")
+    gu = [(r["n"], r["variant"], r["pdl"], r["barrier_give_ups"]) for r in data["timing"] if r.get("barrier_give_ups")]
+    data["timing_barrier_give_ups"] = gu
+    print(f"v6/v8 barrier (or v8 ring) give-ups while timing (each one = a wrong output and 20 ms): {gu or 'none'}")
     if out_dir:
         from qwen_engine.runtime import write_record
-        write_record("attention_v5_h200", "decode attention v5 (pass 1 v5: early key copies; pass 2 v3: the merge folded in, two "
-                     "launches) and v6 (one launch, grid barrier): bit identity vs v4 (outputs, appended rows, scores, statistics, "
+        write_record("attention_v5_h200", "decode attention v5 (pass 1 v5: early key copies; pass 2 v3: earlier loads, the merge folded in, two "
+                     "launches), v6 (one launch, two grid barriers, merge spread over all blocks) v7 (v5's passes, v4's merge kernel) and v8 (v6, pass 2 on a 6 x 32-row ring): bit identity vs v4 (outputs, appended rows, scores, statistics, "
                      "partials; M = 1 and 8; PDL off and on), the criterion, limits; time at 1K..128K beside v4 and SDPA; parts; "
                      "8 steps per graph at 32K; P at 33 and 132 (timing only).",
                      "PYTHONPATH=. python3 results/explore_attention_v5.py " + str(out_dir), data, out_dir=out_dir)

@@ -190,19 +190,178 @@ def test_chain_order_within_the_criterion(spreads, n, M, P):
 def test_variants_name_instantiated_kernels():
     src = (ROOT / "kernels" / "attention.cu").read_text()
     assert VARIANT in VARIANTS
-    import json                                                              # the engine's variant: measured correct on the H200
+    import json, re                                                          # the engine's variant: measured correct on the H200
     rec = json.loads((ROOT / "results" / "attention_v3_h200.json").read_text())["data"]
     assert not rec["failed"] and VARIANT in rec["new"]
     ids = [c for c in rec["identity"] if c["variant"] == VARIANT]
     assert ids and all(c[k]["out"] and c[k]["unwritten"] == 0 for c in ids for k in ("plain", "pdl"))   # out bit-identical to v2
     for pro, s1, s2, mg, pdl in VARIANTS.values():
-        assert f"template __global__ void {s1}<6>" in src and f"template __global__ void {s2}<6>" in src
-        for f in (pro, mg):
-            if f: assert f'extern "C" __global__ void __launch_bounds__(256) {f}(' in src or f'extern "C" __global__ void {f}(' in src
+        for f in filter(None, (s1, s2)): assert f"template __global__ void {f}<6>" in src, f
+        for f in filter(None, (pro, mg)): assert re.search(r'extern "C" __global__ void (__launch_bounds__\(256\) )?' + f + r"\(", src), f
         if pdl:                                                               # PDL-ready kernels wait before their first read
             for f in filter(None, (pro, s1, s2, mg)):
-                i = src.index(f"void __launch_bounds__(256) {f}(") if f"void __launch_bounds__(256) {f}(" in src else src.index(f"void {f}(")
-                body = src[i:]
+                body = src[re.search(r"__global__ void (__launch_bounds__\([^)]*\) )?" + f + r"\(", src).end():]
                 body = body[body.index(") {"):]                                 # after the parameter list
                 first_read = "src[" if f == mg else "ctl[0]"
                 assert body.index("qe_grid_wait()") < body.index(first_read), f
+
+# ---- v5, v6: the launch arguments against the kernels' signatures; what makes them bit-identical to v4 -----------------
+import re
+import numpy as np
+from qwen_engine import attention as A
+
+_CTYPES = {"unsigned short": (torch.bfloat16,), "float": (torch.float32,), "int": (torch.int32,), "unsigned long long": (torch.int64,)}
+
+def _signature(src, name):
+    "A kernel's parameters from the .cu text: [(kind, C type)], kind 'ptr' or 'val'."
+    m = re.search(r"__global__ void (?:__launch_bounds__\([^)]*\) )?" + re.escape(name) + r"\(([^)]*)\)", src)
+    out = []
+    for p in m.group(1).split(","):
+        p = p.replace("const", "").replace("__restrict__", "").strip()
+        ptr = "*" in p
+        ctype = " ".join(p.replace("*", " ").split()[:-1])
+        out.append(("ptr" if ptr else "val", ctype))
+    return out
+
+def _args_fit(sig, args):
+    "Every argument has the kind and type its parameter declares (tensor dtype for pointers, numpy type for values)."
+    if len(sig) != len(args): return False
+    for (kind, ctype), a in zip(sig, args):
+        if kind == "ptr":
+            if not (isinstance(a, torch.Tensor) and a.dtype in _CTYPES[ctype]): return False
+        elif not isinstance(a, {"int": np.int32, "float": np.float32}[ctype]): return False
+    return True
+
+@pytest.fixture
+def fake_launches(monkeypatch):
+    "_launches on the CPU with the kernels replaced by their names (no CuPy, no GPU): -> fn(variant, M) -> launches."
+    monkeypatch.setattr(A, "get_kernel", lambda name, func, together=(): func)
+    monkeypatch.setattr(A, "_ring_kernel", lambda func: func)
+    cfg = preset("qwen3_5_27b")
+    pool = KVPool(cfg, 2, n_layers=1, device="cpu")
+    W = cfg.num_attention_heads * 2 * cfg.head_dim + 2 * cfg.num_key_value_heads * cfg.head_dim
+    rope = rope_table(cfg, 512)
+    w = torch.zeros(cfg.head_dim, dtype=torch.bfloat16)
+    def fn(variant, M=1):
+        sc = attention_scratch(cfg, M, "cpu", max_ctx=512)
+        qkv, out = torch.zeros(M, W, dtype=torch.bfloat16), torch.zeros(M, cfg.num_attention_heads * cfg.head_dim, dtype=torch.bfloat16)
+        return A._launches(qkv, torch.zeros(1, dtype=torch.int32), pool.kv[0, 0], pool.kv[1, 0], torch.zeros(2, dtype=torch.int32),
+                           w, w, cfg, out, sc, rope, M, variant)
+    return fn
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS), ids=lambda v: f"v{v}")
+def test_launch_arguments_match_the_kernel_signatures(fake_launches, variant):
+    src = (ROOT / "kernels" / "attention.cu").read_text()
+    ks = fake_launches(variant, M=2)
+    pro, s1, s2, mg, _ = VARIANTS[variant]
+    assert [k[0] for k in ks] == [x for x in (pro, f"{s1}<6>", s2 and f"{s2}<6>", mg) if x]      # every named kernel, in order
+    for name, grid, block, args, smem in ks:
+        assert _args_fit(_signature(src, name.split("<")[0]), args), (name, [type(a).__name__ if not isinstance(a, torch.Tensor) else a.dtype for a in args])
+
+def test_signature_checker_catches_swapped_arguments(fake_launches):
+    "Negative control: v5's pass 2 with two pointer arguments of different types swapped (stats <-> scores) is rejected."
+    src = (ROOT / "kernels" / "attention.cu").read_text()
+    name, _, _, args, _ = fake_launches(5)[1]
+    bad = list(args); bad[4], bad[5] = bad[5], bad[4]
+    assert _args_fit(_signature(src, "attn_pv_v3"), args) and not _args_fit(_signature(src, "attn_pv_v3"), bad)
+
+def test_v5_v6_scratch_counters_start_at_zero():
+    s = attention_scratch(preset("qwen3_5_27b"), M=3, device="cpu", max_ctx=1024)
+    assert s.count.shape == (3, 4) and s.count.dtype == torch.int32 and not s.count.any()
+    assert s.sync.shape == (2,) and s.sync.dtype == torch.int64 and not s.sync.any()
+    assert VARIANT == 4 and VARIANTS[5][3] is None and VARIANTS[6][2:4] == VARIANTS[8][2:4] == (None, None) and all(VARIANTS[v][4] for v in (5, 6, 7, 8))
+
+def _body(src, head):
+    "The text of a function from its head to the next function at column 0."
+    i = src.index(head)
+    j = src.find("\ntemplate <int G", i + 1)
+    return src[i: j if j > 0 else len(src)]
+
+def test_v5_v6_form_every_value_with_v4s_code():
+    """Bit identity by construction: pass 2 v3 forms the probabilities and the p.v chains with pv_v2's lines, sums its
+    warps and partitions in pv_v2's / merge_v2's order; pass 1 v5 calls v4's device functions; v6 is pass 1 v5 + pass 2 v3."""
+    src = (ROOT / "kernels" / "attention.cu").read_text()
+    pv2, pv3 = _body(src, "__global__ void __launch_bounds__(256) attn_pv_v2("), _body(src, "__device__ __forceinline__ void at_pass2_v3(")
+    code = lambda t: [l.split("//")[0].strip() for l in t.splitlines()]                  # the code of each line, comments dropped
+    lines = [l for l in code(pv2) if any(k in l for k in ("expf(", "fmaf(", "slab[", "at_unpack8", "qe_lds128", "const int kt", "for (int u"))]
+    lines = [l.replace("srow[(size_t)h * max_ctx + key]", "sn[h]") for l in lines]          # v3 loads a tile's scores a tile ahead
+    assert len(lines) >= 10 and all(l in code(pv3) for l in lines), [l for l in lines if l not in code(pv3)]
+    assert "sn[h] = key < b ? srow[(size_t)h * max_ctx + key]" in _body(src, "__device__ __forceinline__ void at_load_scores(")
+    p4, p5 = _body(src, "__global__ void __launch_bounds__(256) attn_scores_v4("), _body(src, "__device__ __forceinline__ unsigned at_pass1_v5(")
+    for call in ("at_norm_rope(", "at_scores_smem<G>(", "at_stats_max_lanes<G>(", "at_stats_sum_store<G>(", "at_range(n, P, p, a, b)"):
+        assert call in p4 and call in p5, call
+    mg = _body(src, "__device__ __forceinline__ void at_merge_group(")
+    assert "o[h] = 0.f" in mg and "for (int i = 0; i < P; ++i)" in mg and "at_gate_out(o[h]" in mg   # partitions 0..P-1 from 0.f
+    fused = _body(src, "__global__ void __launch_bounds__(256, 2) attn_fused_v1(")
+    assert "at_pass1_v5<G, true>" in fused and "at_pass2_v3<G, false>(R, gbase, true" in fused
+    assert fused.index("at_grid_barrier(") < fused.index("qe_grid_launch_dependents()")              # dependents after the barrier
+    assert fused.index("at_pass2_v3<") < fused.rindex("at_grid_barrier(") < fused.index("at_merge_spread(")   # all partials, then the merge
+    spread = src[src.index("__device__ __forceinline__ void at_merge_spread("):]
+    spread = spread[:spread.index("\n}\n")]
+    assert "float acc = 0.f;" in spread and "for (int i = 0; i < P; ++i) acc += buf[i * nbat + tid];" in spread    # 0..P-1 from 0.f
+    assert "at_pass2_v3<G, true>" in _body(src, "__global__ void __launch_bounds__(256) attn_pv_v3(")           # v5 merges in pass 2
+    assert "at_pass2_v3<G, false>" in _body(src, "__global__ void __launch_bounds__(256) attn_pv_v4(")          # v7 does not
+    p5 = code(_body(src, "__device__ __forceinline__ void at_pass2_v5("))                     # v8's pass 2: 32-row stages
+    same = [l for l in lines if "kt" not in l and "for (int u" not in l]
+    assert len(same) >= 7 and all(l in p5 for l in same), [l for l in same if l not in p5]
+    assert "const int kt = AT_STAGE6 * (j & 7);" in p5 and "for (int u = 0; u < 4; ++u) {" in p5   # rows w + 8u of a stage, 8 stages a tile
+    f2 = _body(src, "__global__ void __launch_bounds__(256, 2) attn_fused_v2(")
+    assert "at_pass1_v5<G, true>" in f2 and f2.index("at_pass2_v5<G>(") < f2.rindex("at_grid_barrier(") < f2.index("at_merge_spread(")
+
+REC5 = ROOT / "results" / "attention_v5_h200.json"
+
+@pytest.mark.skipif(not REC5.exists(), reason="v5, v6 not yet measured on the H200")
+def test_recorded_v5_run():
+    "The record says what the GPU found: a variant that passed is bit-identical to v4 everywhere it was checked."
+    from qwen_engine.runtime import read_record
+    d = read_record("attention_v5_h200")["data"]
+    for v in d["new"]:
+        if str(v) in d["failed"] or v in d["failed"]: continue
+        ids = [s for s in d["identity"] if s["variant"] == v]
+        assert ids and all(s[k]["out"] and s[k]["k_rows"] and s[k]["v_rows"] for s in ids for k in ("plain", "pdl")), v
+
+def test_explore_v5_script_on_a_cpu_mock(monkeypatch, tmp_path):
+    """results/explore_attention_v5.py end to end on the CPU (tiny model, small contexts; the kernels replaced by the
+    emulation, the timers by constants): its checks, table and record run, and a variant whose output differs from v4
+    in one value (negative control: v6 here) is reported failed and not timed."""
+    import json, types
+    import qwen_engine.gemv as GV, qwen_engine.runtime as RT
+    def fake_decode(qkv, ctl, pool, layer, table, qw, kw, cfg, out, scr, rope, M=1, variant=None, pdl=False):
+        pages = table.pages if isinstance(table, PageTable) else [int(x) for x in table.tolist() if x >= 0]
+        pos0 = int(ctl[0])
+        k_ctx, v_ctx = pool.gather(layer, pages, pos0)
+        o, k, v = attention_emulated(qkv, pos0, k_ctx, v_ctx, qw, kw, cfg, rope, scr.P)
+        out.copy_(o)
+        if variant == 6: out.view(-1)[5] += 1.0
+        for r in range(M):
+            if (pos0 + r) // PAGE < len(pages):
+                pool.kv[0, layer, pages[(pos0 + r) // PAGE], :, (pos0 + r) % PAGE] = k[r]
+                pool.kv[1, layer, pages[(pos0 + r) // PAGE], :, (pos0 + r) % PAGE] = v[r]
+        return out
+    def bench_pool(dev="cpu"):
+        g = torch.Generator().manual_seed(0)
+        pool = KVPool(CFG, 40, n_layers=1, device="cpu"); A.fill_random(pool, g)
+        return CFG, "cpu", g, 2048 + 256, rope_table(CFG, 2048 + 256), pool
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a, **k: None)
+    monkeypatch.setattr(A, "attention_decode", fake_decode)
+    monkeypatch.setattr(A, "bench_pool", bench_pool)
+    monkeypatch.setattr(A, "time_ours", lambda cfg, pool, n, scr, rope, gen, variant=None, pdl=False: dict(n=n, P=scr.P, variant=variant, pdl=pdl, us=10.0, tbps=1.0))
+    monkeypatch.setattr(A, "time_parts", lambda cfg, pool, n, scr, rope, gen, variant=2: dict(n=n, P=scr.P, variant=variant, a=1.0))
+    monkeypatch.setattr(A, "time_sdpa", lambda cfg, n, gen: dict(n=n, us=9.0, tbps=1.0))
+    monkeypatch.setattr(GV, "bandwidth_now", lambda gib=2: 4.6)
+    monkeypatch.setattr(RT, "write_record", lambda name, what, command, data, out_dir: (tmp_path / f"{name}.json").write_text(json.dumps(data)))
+    src = (ROOT / "results" / "explore_attention_v5.py").read_text()
+    for a, b in (("CONTEXTS = (1, 255, 256, 257, 4096, 32768)", "CONTEXTS = (1, 257)"), ("TIMED = (1024, 4096, 32768, 131072)", "TIMED = (1024,)"),
+                 ("((1, 1), (257, 8), (4096, 1), (32768, 8))", "((257, 8),)"), ("A.PageTable(pool, 520, dev)", "A.PageTable(pool, 8, dev)"),
+                 ("time_calls(cfg, pool, 32768,", "time_calls(cfg, pool, 1024,"), ("time_sdpa_calls(cfg, 32768, gen, 8)", "dict(n=1024, variant='sdpa', pdl=False, us=9.0, tbps=1.0)"),
+                 ("A.time_ours(cfg, pool, 32768, s1", "A.time_ours(cfg, pool, 1024, s1")):
+        assert a in src, a
+        src = src.replace(a, b)
+    mod = types.ModuleType("explore_attention_v5")
+    exec(compile(src, "explore_attention_v5.py", "exec"), mod.__dict__)
+    mod.time_graph = lambda fn, calls=1, reps=10: [fn(i) for i in range(calls)] and [0.01]
+    d = mod.main(str(tmp_path))
+    assert not d["errors"], d["errors"]
+    assert sorted(d["failed"]) == [6] and all("differs from v4 in ['out']" in f for f in d["failed"][6] if "differs" in f)
+    assert {r["variant"] for r in d["timing"]} == {4, 5, 7, 8}                                # the failed variant is not timed
+    assert json.loads((tmp_path / "attention_v5_h200.json").read_text())["new"] == [5, 6, 7, 8]
