@@ -203,6 +203,12 @@ class DecodeStep:
         self.graph = g
         return g
 
+    def barrier_give_ups(self) -> int:
+        """How many times the attention kernel's grid barrier gave up waiting (chapter 07, variant 6: all its blocks must be
+        resident at once; a give-up means a wrong attention output, never a hang). Zero on a healthy GPU; reads the device."""
+        sync = getattr(self.attn_scratch, "sync", None)
+        return 0 if sync is None else int(sync[1])
+
     def prediction(self, step: int, spin: bool = False, done=None):
         """The argmax written by step `step` (host side), or None if not there yet. `done`: the event recorded after that
         step (the copy hand-off fetches the slot behind it on a side stream). With `spin`, busy-wait on the mapped ring."""
@@ -259,3 +265,6 @@ def run(step: DecodeStep, prompt: list, max_new_tokens: int, graph: bool = True,
         yield tok
         if stop: break
     stats.update(prompt_tokens=n, new_tokens=out, decode_s=time.perf_counter() - t1)
+    if (bad := step.barrier_give_ups()):
+        raise RuntimeError(f"attention grid barrier gave up {bad} time(s) during this run: the GPU could not keep all the "
+                           "attention blocks resident (another process on it?); tokens after that point are not trustworthy")
