@@ -56,11 +56,13 @@ def _decode_record():
 
 
 def test_decode_record_gates():
-    "The committed H200 record of the assembled step: graph = eager bit for bit, no allocation over 1,000 tokens, 501 launches."
+    "The committed H200 record of the assembled step: graph = eager bit for bit, 485 launches, the speed rows' arithmetic."
     d = _decode_record()
     assert d["graph_vs_eager"]["bit_identical"] and d["graph_vs_eager"]["steps"] >= 256
     gen = d["generation"][0]
-    assert gen["tokens"] >= 1000 and gen["allocations"] == 0 and gen["handoff"] == "copy"
+    assert gen["tokens"] >= 1000 and gen["handoff"] == "copy"
+    # runs that replay the graph the run before them captured (same hand-off, ahead = 2) allocate nothing
+    assert [g["allocations"] for g in d["generation"] if g["ahead"] == 2] == [0, 0]
     L = d["launches"]
     assert L["total"] == sum(L["by_kernel"].values()) == 1 + 129 + 4 * 64 + 3 * 16 + 48 + 2 + 1   # embed, norms, GEMVs, attention (v4: 3), GDN, head, finish
     for ctx in ("1024", "32768"):
@@ -68,6 +70,14 @@ def test_decode_record_gates():
         assert abs(s["frac_of_floor"] - s["floor_ms"] / s["ms"]) < 1e-9 and s["bytes"] == step_bytes(decode_budget(preset("qwen3_5_27b")), int(ctx))
     fg = d["speed"]["families_graph"]                                    # profiled on the graph without PDL (spans would overlap)
     assert fg["pdl"] is False and abs(sum(d["speed"]["families_1k"].values()) - fg["ms"]) / fg["ms"] < 0.05   # kernels fill the replay
+
+
+@pytest.mark.xfail(strict=True, reason="the committed record (fb10044) counted the graph capture inside the first 1,000-token run "
+                                       "(the norm_cost part leaves no graph behind; 6 allocations, 0 in the runs that replay it); "
+                                       "time_generation now captures before counting: re-measure, then this passes and must lose its marker")
+def test_decode_record_no_allocation_over_1000_tokens():
+    gen = _decode_record()["generation"][0]
+    assert gen["tokens"] >= 1000 and gen["allocations"] == 0
 
 
 def test_decode_record_teacher_forced_rule():
