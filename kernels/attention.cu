@@ -15,18 +15,31 @@
 //      instead of registers, and every kernel PDL-ready. Outputs bit-identical to v2 (24/24 checks); step at 32K 62.5 us,
 //      46 % (60.3 us with PDL) (results/attention_v3_h200.json).
 //   v4 (attn_scores_v4 -> attn_pv_v2 -> attn_merge_v2): v3 with the prologue folded into pass 1 (three launches).
-//      Bit-identical to v2; 32K 61.0 us, 59.5 with PDL (48.7 %); 1K 16.3 us; 128K 176 us (65.8 %). The engine's variant.
+//      Bit-identical to v2; 32K 61.0 us, 59.5 with PDL (48.7 %); 1K 16.3 us; 128K 176 us (65.8 %). STILL the engine's
+//      variant: v6 below is faster alone but made the whole PDL decode step slower (see v6).
 //   v5 (attn_scores_v5 -> attn_pv_v3): two launches. Pass 1 v5 = v4 with a block's first key copies issued before its
 //      query rows are formed (when it writes no new key); pass 2 v3 = pv_v2 with its loads issued earlier and the merge
 //      folded in (the last of the P blocks of a (row, KV group) to finish sums the partials in partition order, counted
 //      on an atomic). Bit-identical to v4 by construction (the same operations on every value, in the same order).
+//      Measured (results/attention_v5_h200.json, PDL, 4.65 TB/s): 1K 22.1 us (v4 16.3), 32K 59.7 (v4 59.1), 128K 162.4
+//      (v4 175.8). Folding the merge in costs more than the merge kernel it removes: alone at 32K pv_v3 39.4 us vs pv_v4
+//      (the same without the merge) 26.6 + merge_v2 6.4; at 1K 16.5 vs 6.2 + 4.4 (one SM sums a group's 66 partials).
 //   v6 (attn_fused_v1): one launch: pass 1 v5, the first value copies, a grid barrier (all P x Hkv blocks resident, 2 per
 //      SM), pass 2 v3, a second barrier, the merge spread over all blocks. Bit-identical to v4 by construction.
+//      Measured alone (attention_v5_h200.json, PDL): 1K 15.9 us, 4K 18.7, 32K 50.6 (57.1 %, v4 48.9 %), 128K 155.2
+//      (74.4 %): the fastest alone. But in the whole decode step (27B shape, same machine, one call, only VARIANT changed)
+//      the PDL step was slower: 8.845 / 9.154 ms per token at 1K / 32K vs v4's 8.540 / 8.942 (decode_speed_attn6_h200.json
+//      vs decode_speed_h200.json); without PDL v6 was slightly faster (8.790 vs 8.820 at 1K). Hypothesis, not measured:
+//      under PDL its 264 resident blocks (~104 KB of shared memory each) wait at launch while the q|gate|k|v GEMV's later
+//      waves still need the SMs, and it releases its own dependents only after its first barrier. So the engine keeps v4.
 //   v7 (attn_scores_v5 -> attn_pv_v4 -> attn_merge_v2): v5's passes, v4's merge kernel. Bit-identical to v4.
+//      Measured (PDL): 1K 15.5 us, 32K 53.7 (53.8 %), 128K 156.7; at 32K pass 1 v5 24.7 us (v4 25.9), pass 2 v4 26.6
+//      (pv_v2 31.5), merge 6.4.
 //   v8 (attn_fused_v2): v6 with pass 2 on a finer ring (6 stages of 32 rows, the same 96 KB: 80 KB in flight instead
-//      of 64 while a stage is consumed). Bit-identical to v4 by construction.
-//      v5 to v8: not yet measured.
-//      (results/explore_attention_v5.py verifies v5 to v8 bit for bit against v4 and times them: attention_v5_h200.json.)
+//      of 64 while a stage is consumed). Bit-identical to v4 by construction. Measured (PDL): 1K 15.8 us, 32K 51.1
+//      (56.5 %), 128K 154.8: no gain over v6, so bytes in flight are not what pass 2 lacks.
+//      v5 to v8: bit-identical to v4 at contexts 1 to 32K, 1 and 8 rows, PDL off and on, no barrier give-ups
+//      (results/explore_attention_v5.py -> results/attention_v5_h200.json). Goal 85 % at 32K: not met (best v6, 57 %).
 // Layouts (D = 256, PAGE = 256 tokens):
 //   qkv   [M, stride] bf16: per query head h, q at h*2D, gate at h*2D + D; then k (Hkv*D), then v (Hkv*D)
 //   cache [n_pages, Hkv, PAGE, D] bf16 for K and for V of one layer; token t lives in page table[t / PAGE], row t % PAGE
@@ -788,7 +801,8 @@ template __global__ void attn_scores_v4<6>(const unsigned short*, const int*, co
 //     first barrier (a dependent's blocks must not take the SM slots this grid still needs).
 //   v7 = attn_scores_v5 -> attn_pv_v4 (pass 2 v3 without the merge) -> attn_merge_v2: v5's passes with v4's merge kernel,
 //     three launches, so the record separates what the passes gained from what folding the merge costs or gains.
-// Measured on the H200: not yet (results/explore_attention_v5.py writes results/attention_v5_h200.json).
+// Measured on the H200 (results/attention_v5_h200.json, PDL): all bit-identical to v4; at 32K v4 59.1 us, v5 59.7, v6 50.6,
+// v7 53.7, v8 51.1 (SDPA 55.0). The engine keeps v4: v6 made the whole PDL decode step slower (see the file's header).
 
 // at_merge_stats with the statistics loaded once, from L2 (ld.global.cg), as (max, sum) pairs held in registers: one round
 // trip instead of two, and v6 reads statistics other blocks wrote during the same launch, which the non-coherent path may
