@@ -807,6 +807,26 @@ __device__ __forceinline__ int v8_row(int grp, int rr, int Nout) {
   return EPI == 2 ? (rr >> 4) * Nout + grp * 16 + (rr & 15) : grp * 16 * RG + rr;
 }
 
+// The persistent blocks' common prologue (v8, v9, v10): the unit range of this block, the ring's shared addresses, and
+// the ring's barriers initialised (full: one arrival, the producer's, plus the bytes; empty: one arrival per consumer warp).
+struct V8Geom { int KT, CPG, Nout, T, nb, u0, u1; unsigned ring0, fb, eb; };
+template <int NC, int RG, int EPI, int C, int D>
+__device__ __forceinline__ V8Geom v8_setup(const unsigned char* ring, const unsigned long long* full, const unsigned long long* empty, int N, int K) {
+  V8Geom q;
+  q.KT = K >> 7; q.CPG = (q.KT + C - 1) / C;                // K tiles; chunks (units) per row group
+  q.Nout = EPI == 2 ? N / 2 : N;
+  const int G = EPI == 2 ? q.Nout / 16 : N / (16 * RG);
+  q.T = G * q.CPG; q.nb = gridDim.x;
+  q.u0 = v8_first_unit(blockIdx.x, q.T, q.nb); q.u1 = v8_first_unit(blockIdx.x + 1, q.T, q.nb);
+  q.ring0 = qe_smem_u32(ring); q.fb = qe_smem_u32(full); q.eb = qe_smem_u32(empty);
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < D; ++s) { qe_mbar_init(q.fb + 8 * s, 1); qe_mbar_init(q.eb + 8 * s, NC); }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+  return q;
+}
+
 // The producer warp: for each unit of [u0, u1), wait for its slot to be free, then one bulk copy per row (lanes in
 // parallel) completing on the slot's full barrier.
 template <int RG, int EPI, int C, int D>
@@ -898,16 +918,9 @@ __global__ void __launch_bounds__(32 * (NC + 1), 1) gemv_fp8_v8(const unsigned c
   __shared__ __align__(8) unsigned long long full[D], empty[D];
   __shared__ float red[2][NC > 1 ? NC - 1 : 1][RG][32][4];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int KT = K >> 7, CPG = (KT + C - 1) / C;                 // K tiles; chunks per row group
-  const int Nout = EPI == 2 ? N / 2 : N;
-  const int G = EPI == 2 ? Nout / 16 : N / ROWS, T = G * CPG, nb = gridDim.x;
-  const int u0 = v8_first_unit(blockIdx.x, T, nb), u1 = v8_first_unit(blockIdx.x + 1, T, nb);
-  const unsigned ring0 = qe_smem_u32(ring8), fb = qe_smem_u32(full), eb = qe_smem_u32(empty);
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < D; ++s) { qe_mbar_init(fb + 8 * s, 1); qe_mbar_init(eb + 8 * s, NC); }
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-  }
-  __syncthreads();
+  const V8Geom q = v8_setup<NC, RG, EPI, C, D>(ring8, full, empty, N, K);
+  const int KT = q.KT, CPG = q.CPG, Nout = q.Nout, T = q.T, nb = q.nb, u0 = q.u0, u1 = q.u1;
+  const unsigned ring0 = q.ring0, fb = q.fb, eb = q.eb;
 
   if (warp == NC) {                                  // ---- the producer: weights only, so no wait for the previous kernel
     v8_produce<RG, EPI, C, D>(W, ring0, fb, eb, u0, u1, CPG, KT, K, Nout, lane);
@@ -996,16 +1009,9 @@ __global__ void __launch_bounds__(32 * (NC + 1), 1) gemv_fp8_v9(const unsigned c
   __shared__ __align__(8) unsigned long long full[D], empty[D];
   __shared__ float red[2][NC > 1 ? NC - 1 : 1][RG][32][4];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int KT = K >> 7, CPG = (KT + C - 1) / C;
-  const int Nout = EPI == 2 ? N / 2 : N;
-  const int G = EPI == 2 ? Nout / 16 : N / (16 * RG), T = G * CPG, nb = gridDim.x;
-  const int u0 = v8_first_unit(blockIdx.x, T, nb), u1 = v8_first_unit(blockIdx.x + 1, T, nb);
-  const unsigned ring0 = qe_smem_u32(ring9), fb = qe_smem_u32(full), eb = qe_smem_u32(empty);
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < D; ++s) { qe_mbar_init(fb + 8 * s, 1); qe_mbar_init(eb + 8 * s, NC); }
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-  }
-  __syncthreads();
+  const V8Geom q = v8_setup<NC, RG, EPI, C, D>(ring9, full, empty, N, K);
+  const int KT = q.KT, CPG = q.CPG, Nout = q.Nout, T = q.T, nb = q.nb, u0 = q.u0, u1 = q.u1;
+  const unsigned ring0 = q.ring0, fb = q.fb, eb = q.eb;
   if (warp == NC) {
     v8_produce<RG, EPI, C, D>(W, ring0, fb, eb, u0, u1, CPG, KT, K, Nout, lane);
     return;
@@ -1122,16 +1128,9 @@ __global__ void __launch_bounds__(32 * (NC + 1), 1) gemv_fp8_v10(const unsigned 
   __shared__ __align__(8) unsigned long long full[D], empty[D];
   __shared__ float red[2][NC > 1 ? NC - 1 : 1][RG][32][4];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int KT = K >> 7, CPG = (KT + C - 1) / C;
-  const int Nout = EPI == 2 ? N / 2 : N;
-  const int G = EPI == 2 ? Nout / 16 : N / (16 * RG), T = G * CPG, nb = gridDim.x;
-  const int u0 = v8_first_unit(blockIdx.x, T, nb), u1 = v8_first_unit(blockIdx.x + 1, T, nb);
-  const unsigned ring0 = qe_smem_u32(ring10), fb = qe_smem_u32(full), eb = qe_smem_u32(empty);
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < D; ++s) { qe_mbar_init(fb + 8 * s, 1); qe_mbar_init(eb + 8 * s, NC); }
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-  }
-  __syncthreads();
+  const V8Geom q = v8_setup<NC, RG, EPI, C, D>(ring10, full, empty, N, K);
+  const int KT = q.KT, CPG = q.CPG, Nout = q.Nout, T = q.T, nb = q.nb, u0 = q.u0, u1 = q.u1;
+  const unsigned ring0 = q.ring0, fb = q.fb, eb = q.eb;
   if (warp == NC) {
     v8_produce<RG, EPI, C, D>(W, ring0, fb, eb, u0, u1, CPG, KT, K, Nout, lane);
     return;
