@@ -37,3 +37,26 @@ def test_gates_table_shows_the_attention_gate():
     t = gates_table({"data": {"attn_gate": g}})
     assert "attention alone (1024 positions" in t and "0.52 (layer 7; pass: True)" in t and "21.0 / 0.9" in t and "True / False" in t
     assert "attention alone" not in gates_table({"data": {"attn_gate": {"error": "RuntimeError: x"}}})
+
+
+def test_time_generation_counts_the_loop_not_the_capture(monkeypatch):
+    "The allocation count starts after the graph exists: a capture (start-up work) inside the count is what made it 6."
+    import qwen_engine.decode_bench as DB
+    count = {"n": 0}
+    class FakeStep:
+        graph, handoff = None, "copy"
+        def capture(self): count["n"] += 6; self.graph = object()         # a capture allocates
+    def fake_run(step, prompt, n, graph=True, ahead=1, stats=None):
+        if graph and step.graph is None: step.capture()                     # run() captures when no graph exists
+        stats.update(decode_s=0.01)
+        yield from range(n)
+    monkeypatch.setattr(DB, "run", fake_run)
+    monkeypatch.setattr(torch.cuda, "memory_stats", lambda: {"allocation.all.allocated": count["n"]})
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
+    r = DB.time_generation(FakeStep(), [1, 2, 3], 5)
+    assert r["allocations"] == 0 and r["tokens"] == 5
+    # negative control: the same loop with the capture left inside the count shows it
+    count["n"] = 0
+    s = FakeStep(); before = torch.cuda.memory_stats()["allocation.all.allocated"]
+    list(fake_run(s, [1], 2, stats={}))
+    assert torch.cuda.memory_stats()["allocation.all.allocated"] - before == 6
