@@ -27,9 +27,10 @@
 //      prefetch. Bit-identical to v3. (results/gemv_v7_h200.json) 65 67 42 50 55 at best: lost, except +1-2 points on q|gate|k|v.
 //   v8 gemv_fp8_v8<NC, RG, EPI, C, D>: persistent (one block per SM), a producer warp's cp.async.bulk row copies (C tiles of
 //      16 rows) into a D-slot ring, NC tensor-core consumer warps, straddling row groups reduced in block order.
-//      (results/gemv_v8_h200.json) 52 52 43 61 61 at best with PDL: lost.
+//      (results/gemv_v8_h200.json) 58 59 43 60 61 at best with PDL (52 52 37 59 54 without): lost.
 //   v9 gemv_fp8_v9<NC, RG, EPI, C, D, DRY>: v8 with x and scales loaded a unit ahead; DRY skips the math (timing only).
-//      (gemv_v9_first_h200.json, gemv_v9_h200.json) 48 50 42 69 52 at best; DRY on the plain large shapes: 70-74 % with
+//      (gemv_v9_first_h200.json, gemv_v9_h200.json) 48 50 42 69 52 at best without PDL (52 53 44 72 55 with); DRY on the
+//      plain large shapes: 70-74 % with
 //      2-2.5 KB pieces of 16 rows, 82-84 % with whole rows: the order in which bytes are asked for matters.
 //   v10 gemv_fp8_v10<NC, RG, EPI, C, D, CONV>: v9 with e4m3 -> bf16 by bit operations (CONV = 1; exact: bit-identical to the
 //      conversion-instruction build CONV = 0, subnormals included). (gemv_v10_h200.json) 64 66 46 79 64 with PDL: lost,

@@ -7,10 +7,10 @@ __all__ = ['BLOCK', 'ENGINE_KERNELS', 'V3_KERNELS', 'V8_SWEEP', 'V8_KERNELS', 'V
            'V10_AWKWARD', 'V10_KERNELS', 'V11_SWEEP', 'V11_KERNELS', 'V12_SWEEP', 'V12_KERNELS', 'MODEL_SHAPES',
            'AWKWARD', 'V12_MARGIN', 'ENGINE_CHOICE', 'ENGINE_MINB', 'quantize_fp8', 'dequantize_fp8', 'gemv_reference',
            'gemv_scratch', 'v4_plan', 'v4_scratch', 'v8_plan', 'v8_smem', 'v8_scratch', 'gemv', 'lm_head_scratch',
-           'lm_head', 'engine_plan', 'synth_fp8', 'torch_epilogue', 'check_gemv', 'check_multirow_identity', 'bytes_of',
-           'time_gemv', 'time_scaled_mm', 'check_lm_head', 'bandwidth_now', 'sweep', 'M_PAD_BYTES', 'best_choice',
-           'token_graph', 'time_lm_head', 'run_all', 'bench_register', 'checks_table', 'best_by_variant', 'speed_table',
-           'speed_plot']
+           'lm_head', 'engine_plan', 'synth_fp8', 'torch_epilogue', 'check_gemv', 'check_ok', 'check_multirow_identity',
+           'bytes_of', 'time_gemv', 'time_scaled_mm', 'check_lm_head', 'bandwidth_now', 'sweep', 'M_PAD_BYTES',
+           'best_choice', 'token_graph', 'time_lm_head', 'run_all', 'bench_register', 'checks_table', 'best_by_variant',
+           'speed_table', 'speed_plot']
 
 # %% ../nbs/06_gemv.ipynb #9b77fff9
 import functools, math, time
@@ -324,6 +324,10 @@ def check_gemv(N, K, epi, M, gen, S, RG, variant=3, KS=1, bps=4, D=4, v7opt=(0, 
             want = torch_epilogue(y0, epi, res)
             r.update(epilogue_bit_identical=torch.equal(ye, want), epilogue_mismatches=(ye != want).sum().item())
     return r
+
+def check_ok(c: dict) -> bool:
+    "A `check_gemv` result passes: nothing outside the criterion, every output written, the fused epilogue as the reference's."
+    return c["bad"] == 0 and c["unwritten"] == 0 and c.get("unwritten_epi", 0) == 0 and c.get("epilogue_bit_identical", True)
 
 def check_multirow_identity(N, K, epi, gen, S, RG, KS=1, variant=3, bps=4, D=4, C=8, minb=0):
     "Row m of an M = 8 call is bit-identical to an M = 1 call on the same row."

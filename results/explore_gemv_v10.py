@@ -2,9 +2,10 @@
 conversion instruction, the control that must give the same bits): verify, then time beside the engine's v3 plan and cuBLAS
 in the same run; all GEMVs of one token with the best v10 per shape. Usage on the H200:
 PYTHONPATH=. python3 results/explore_gemv_v10.py OUT_DIR   (writes OUT_DIR/gemv_v10_h200.json)"""
-import sys, time, traceback
+import sys, time
 import torch
 from qwen_engine import gemv as G
+import explore_util
 from qwen_engine.runtime import write_record
 
 out = sys.argv[1] if len(sys.argv) > 1 else None
@@ -12,12 +13,8 @@ gen = torch.Generator(device="cuda").manual_seed(0)
 t_start = time.time()
 rec = dict(checks=[], identity=[], conv_identity=[], timings=[], errors=[])
 
-def guard(what, fn):
-    try: return fn()
-    except Exception as e:
-        rec["errors"].append(f"{what}: {type(e).__name__}: {e}"); traceback.print_exc(); return None
-
-def ok(c): return c["bad"] == 0 and c["unwritten"] == 0 and c.get("unwritten_epi", 0) == 0 and c.get("epilogue_bit_identical", True)
+guard = lambda what, fn: explore_util.guard(rec, what, fn)
+ok = G.check_ok
 
 bw = G.bandwidth_now(); rec["bandwidth_tbps"] = bw
 print(f"read bandwidth now: {bw:.3f} TB/s")

@@ -1,9 +1,10 @@
 """Chapter 06, v11 (v3 with the bit widening of v10): verify every configuration of V11_SWEEP, time it (plain and PDL)
 beside the engine's v3 plan in the same run, then all GEMVs of one token: v3's plan, v11's best per shape, and v11 with
 v10 on the SwiGLU shape. Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_v11.py OUT_DIR (gemv_v11_h200.json)"""
-import sys, time, traceback
+import sys, time
 import torch
 from qwen_engine import gemv as G
+import explore_util
 from qwen_engine.runtime import write_record
 
 out = sys.argv[1] if len(sys.argv) > 1 else None
@@ -11,12 +12,8 @@ gen = torch.Generator(device="cuda").manual_seed(0)
 t_start = time.time()
 rec = dict(checks=[], identity=[], timings=[], errors=[])
 
-def guard(what, fn):
-    try: return fn()
-    except Exception as e:
-        rec["errors"].append(f"{what}: {type(e).__name__}: {e}"); traceback.print_exc(); return None
-
-def ok(c): return c["bad"] == 0 and c["unwritten"] == 0 and c.get("unwritten_epi", 0) == 0 and c.get("epilogue_bit_identical", True)
+guard = lambda what, fn: explore_util.guard(rec, what, fn)
+ok = G.check_ok
 
 bw = G.bandwidth_now(); rec["bandwidth_tbps"] = bw
 print(f"read bandwidth now: {bw:.3f} TB/s")

@@ -2,22 +2,19 @@
 verify every configuration of the sweep, time it beside the engine's v3 plan and cuBLAS in the same run, then all GEMVs of one token
 with the best v8 per shape. Usage on the H200:  PYTHONPATH=. python3 results/explore_gemv_v9.py OUT_DIR
 Writes OUT_DIR/gemv_v9_h200.json. A configuration that fails a check is reported and not timed."""
-import sys, time, traceback
+import sys, time
 import torch
 from qwen_engine import gemv as G
-from qwen_engine.runtime import write_record, gpu_facts
+import explore_util
+from qwen_engine.runtime import write_record
 
 out = sys.argv[1] if len(sys.argv) > 1 else None
 gen = torch.Generator(device="cuda").manual_seed(0)
 t_start = time.time()
 rec = dict(checks=[], identity=[], timings=[], errors=[])
 
-def guard(what, fn):
-    try: return fn()
-    except Exception as e:
-        rec["errors"].append(f"{what}: {type(e).__name__}: {e}"); traceback.print_exc(); return None
-
-def ok(c): return c["bad"] == 0 and c["unwritten"] == 0 and c.get("unwritten_epi", 0) == 0 and c.get("epilogue_bit_identical", True)
+guard = lambda what, fn: explore_util.guard(rec, what, fn)
+ok = G.check_ok
 
 bw = G.bandwidth_now(); rec["bandwidth_tbps"] = bw
 print(f"read bandwidth now: {bw:.3f} TB/s")

@@ -1,7 +1,7 @@
 """The engine's GEMV launches only, re-verified after a change of machine code (PDL waits, IEEE subnormals) and timed as
 one token with programmatic dependent launches off and on. Usage on the H200: PYTHONPATH=. python3 results/gemv_quick.py OUT_DIR"""
 import sys, torch
-from qwen_engine.gemv import (MODEL_SHAPES, AWKWARD, ENGINE_MINB, engine_plan, check_gemv, check_lm_head, token_graph, bandwidth_now)
+from qwen_engine.gemv import (MODEL_SHAPES, AWKWARD, ENGINE_MINB, engine_plan, check_gemv, check_ok, check_lm_head, token_graph, bandwidth_now)
 from qwen_engine.runtime import write_record
 
 out = sys.argv[1] if len(sys.argv) > 1 else None
@@ -11,7 +11,7 @@ for N, K, epi, *_ in MODEL_SHAPES + [(*a, "awkward") for a in AWKWARD]:
     v, S, RG, KS = engine_plan(N, K, epi)
     for M in (1, 5):
         c = check_gemv(N, K, epi, M, gen, S, RG, variant=v, KS=KS, minb=ENGINE_MINB.get((N, K, epi), 0))
-        c["ok"] = c["bad"] == 0 and c["unwritten"] == 0 and c.get("unwritten_epi", 0) == 0 and c.get("epilogue_bit_identical", True)
+        c["ok"] = check_ok(c)
         checks.append(c); print(c)
 lmh = check_lm_head(gen); print("lm_head:", lmh)
 bw = bandwidth_now()

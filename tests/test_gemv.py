@@ -178,3 +178,19 @@ def test_engine_kernels_are_declared_and_cover_the_plans():
             name = f"gemv_fp8_v12<{S}, {RG}, {e}, {mb or 1}>" if v == 12 else f"gemv_fp8_v11b<{S}, {RG}, {e}, {mb}>" if mb else f"gemv_fp8_v11<{S}, {RG}, {e}>"
             assert v in (11, 12) and name in ENGINE_KERNELS, (N, K, e)
     assert f"lm_head_bf16_v2<{ENGINE_CHOICE['lm_head']}>" in ENGINE_KERNELS
+
+
+def test_check_ok_and_the_explorations_guard():
+    "The pass rule every exploration applies, with its failing cases; and a part that raises is recorded, not fatal."
+    import importlib.util
+    from qwen_engine.gemv import check_ok
+    good = dict(bad=0, unwritten=0)
+    assert check_ok(good) and check_ok(dict(good, unwritten_epi=0, epilogue_bit_identical=True))
+    for bad in (dict(good, bad=1), dict(good, unwritten=3), dict(good, unwritten_epi=1), dict(good, epilogue_bit_identical=False)):
+        assert not check_ok(bad)
+    from qwen_engine.runtime import repo_root
+    spec = importlib.util.spec_from_file_location("explore_util", repo_root() / "results" / "explore_util.py")
+    eu = importlib.util.module_from_spec(spec); spec.loader.exec_module(eu)
+    rec = dict(errors=[])
+    assert eu.guard(rec, "fine", lambda: 7) == 7 and rec["errors"] == []
+    assert eu.guard(rec, "part x", lambda: 1 / 0) is None and rec["errors"] == ["part x: ZeroDivisionError: division by zero"]
