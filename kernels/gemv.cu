@@ -1242,6 +1242,225 @@ GEMV11_INST(2, 1, 1) GEMV11_INST(4, 1, 1) GEMV11_INST(8, 2, 2) GEMV11_INST(4, 2,
 GEMV11B_INST(4, 2, 2, 3) GEMV11_INST(1, 1, 0) GEMV11_INST(2, 1, 0) GEMV11_INST(2, 2, 2)
 GEMV11B_INST(2, 1, 0, 6)
 
+// ---- v13: whole-row streams. One load instruction of a warp reads 512 contiguous bytes of one row ----------------------
+// v9's DRY build found that rows read front to back stream faster than 128-byte pieces of 16 rows (v3/v11's tile). v13
+// keeps v11's tensor cores and widening but gives the mma's n axis a new meaning: not the token, the *K segment*.
+// Lane (g, t) loads bytes [64 g + 16 t, +16) of a 512-byte step of a row, so the 8 lanes' groups g cover 8 segments of
+// 64 bytes and one instruction reads 512 contiguous bytes. In mma m16n8k16, A row g is row `lo`'s segment g, A row g + 8
+// is row `hi`'s segment g, and B column n is the activation of segment n: C[g][g] and C[g + 8][g] (the diagonal) are the
+// two rows' dot products over segment g; the other 112 outputs are discarded. Each lane multiplies only its own bytes
+// with its own activation (both come from the lanes of group g), so the K permutation stays v11's, inside 16 bytes.
+// The useful work per mma (256 multiply-adds) is v11's; the cost is that M tokens take M mmas (v11: one).
+// The diagonal C[g][g] sits in lane (g, g >> 1), element g & 1 (row hi: 2 + (g & 1)); at the end the 8 segments' sums
+// are added in a fixed order by shuffles, the SK warps of a row set through shared memory in warp order, and the KS
+// blocks through `partial` by the last block to arrive, in block order (deterministic; every M uses the same order).
+// A warp owns 2 RP rows (RP pairs; SwiGLU: the pair is a gate row and its up row) for a slice of the K steps, with the
+// next D - 1 steps in flight in a register ring. EARLY: the ring's first weights are requested before the PDL wait
+// (weights are never written by the kernel before; the activation is read after the wait). DRY: no math (timing only).
+template <int RP, int MT>
+__device__ __forceinline__ void v13_load_w(uint4 (&w)[2 * RP], const unsigned char* __restrict__ W, const int (&row)[2 * RP], int K, int kk) {
+#pragma unroll
+  for (int j = 0; j < 2 * RP; ++j) w[j] = ld_stream(W + (size_t)row[j] * K + kk);
+}
+template <int MT>
+__device__ __forceinline__ void v13_load_x(uint4 (&xv)[MT][2], const unsigned short* __restrict__ x, int M, int K, int kk) {
+#pragma unroll
+  for (int m = 0; m < MT; ++m) {
+    const unsigned short* xm = x + (size_t)(m < M ? m : 0) * K + kk;
+    xv[m][0] = __ldg(reinterpret_cast<const uint4*>(xm)); xv[m][1] = __ldg(reinterpret_cast<const uint4*>(xm + 8));
+  }
+}
+// One 512-byte step: for each pair and token, 4 mmas over the lane's 16 bytes, then the diagonal scaled into acc.
+template <int RP, int MT>
+__device__ __forceinline__ void v13_math(float (&acc)[MT][RP][2], const uint4 (&w)[2 * RP], const uint4 (&xv)[MT][2],
+                                         float sc_lo, float sc_hi, int g) {
+#pragma unroll
+  for (int p = 0; p < RP; ++p) {
+    unsigned lo0[4], hi0[4], lo1[4], hi1[4];
+    const unsigned* w0 = &w[2 * p].x; const unsigned* w1 = &w[2 * p + 1].x;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) { widen_pairs<1>(w0[j], lo0[j], hi0[j]); widen_pairs<1>(w1[j], lo1[j], hi1[j]); }
+#pragma unroll
+    for (int m = 0; m < MT; ++m) {
+      const unsigned* xs = &xv[m][0].x;
+      float c[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+        mma_bf16(c, lo0[j], lo1[j], hi0[j], hi1[j], __byte_perm(xs[2 * j], xs[2 * j + 1], 0x5410), __byte_perm(xs[2 * j], xs[2 * j + 1], 0x7632));
+      acc[m][p][0] = fmaf((g & 1) ? c[1] : c[0], sc_lo, acc[m][p][0]);
+      acc[m][p][1] = fmaf((g & 1) ? c[3] : c[2], sc_hi, acc[m][p][1]);
+    }
+  }
+}
+
+template <int SR, int SK, int RP, int EPI, int MT, int D, bool EARLY, bool DRY, int MINB>
+__global__ void __launch_bounds__(32 * SR * SK, MINB) gemv_fp8_v13(const unsigned char* __restrict__ W, const float* __restrict__ scale,
+                                                                const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
+                                                                unsigned short* __restrict__ y, int N, int K, int M, int ldy,
+                                                                float* __restrict__ partial, unsigned* __restrict__ counters) {
+  static_assert(D >= 2 && RP >= 1 && 2 * RP * MT <= 32, "ring of 2+ steps; one lane per output in the epilogue");
+  __shared__ float red[SR][SK > 1 ? SK - 1 : 1][MT][RP][2];
+  __shared__ unsigned last;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  const int wr = warp / SK, wk = warp % SK;
+  const int KT = K >> 7, KST = K >> 9, Nout = EPI == 2 ? N / 2 : N;
+  int row[2 * RP];
+  const int base = (blockIdx.x * SR + wr) * (EPI == 2 ? RP : 2 * RP);
+#pragma unroll
+  for (int p = 0; p < RP; ++p) {
+    row[2 * p] = EPI == 2 ? base + p : base + 2 * p;
+    row[2 * p + 1] = EPI == 2 ? base + p + Nout : base + 2 * p + 1;
+  }
+  const float* sc_lo_p = scale + (size_t)(row[0] >> 7) * KT + (g >> 1);
+  const float* sc_hi_p = scale + (size_t)(row[1] >> 7) * KT + (g >> 1);
+  const int slice = blockIdx.y * SK + wk, nsl = gridDim.y * SK;
+  const int s0 = (KST * slice) / nsl, s1 = (KST * (slice + 1)) / nsl;
+  const int lk = 64 * g + 16 * t;
+
+  float acc[MT][RP][2];
+#pragma unroll
+  for (int m = 0; m < MT; ++m)
+#pragma unroll
+    for (int p = 0; p < RP; ++p) acc[m][p][0] = acc[m][p][1] = 0.f;
+  unsigned dry = 0;
+  uint4 wv[D][2 * RP], xv[D][MT][2];
+  if (EARLY) {
+#pragma unroll
+    for (int d = 0; d < D - 1; ++d) if (s0 + d < s1) v13_load_w<RP, MT>(wv[d], W, row, K, 512 * (s0 + d) + lk);
+  }
+  qe_grid_wait();
+  qe_grid_launch_dependents();
+#pragma unroll
+  for (int d = 0; d < D - 1; ++d) if (s0 + d < s1) {
+    if (!EARLY) v13_load_w<RP, MT>(wv[d], W, row, K, 512 * (s0 + d) + lk);
+    v13_load_x<MT>(xv[d], x, M, K, 512 * (s0 + d) + lk);
+  }
+  for (int s = s0; s < s1; s += D) {
+#pragma unroll
+    for (int d = 0; d < D; ++d) {
+      const int cur = s + d, nxt = cur + D - 1;
+      if (cur < s1) {
+        if (nxt < s1) {
+          v13_load_w<RP, MT>(wv[(d + D - 1) % D], W, row, K, 512 * nxt + lk);
+          v13_load_x<MT>(xv[(d + D - 1) % D], x, M, K, 512 * nxt + lk);
+        }
+        if (DRY) {
+#pragma unroll
+          for (int j = 0; j < 2 * RP; ++j) dry ^= wv[d][j].x ^ wv[d][j].y ^ wv[d][j].z ^ wv[d][j].w;
+          dry ^= xv[d][0][0].x ^ xv[d][0][1].w;
+        } else {
+          const float slo = __ldg(sc_lo_p + 4 * cur) * W_RESCALE_BITS, shi = __ldg(sc_hi_p + 4 * cur) * W_RESCALE_BITS;
+          v13_math<RP, MT>(acc, wv[d], xv[d], slo, shi, g);
+        }
+      }
+    }
+  }
+  if (DRY) { if (dry == 0x9E3779B9u && M < 0) y[0] = (unsigned short)dry; return; }
+
+  // The 8 segments' sums, in segment order: lane (g, g >> 1) holds segment g's. Every lane ends with the totals.
+#pragma unroll
+  for (int m = 0; m < MT; ++m)
+#pragma unroll
+    for (int p = 0; p < RP; ++p)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        float tot = 0.f;
+#pragma unroll
+        for (int sg = 0; sg < 8; ++sg) tot += __shfl_sync(0xffffffffu, acc[m][p][h], 4 * sg + (sg >> 1));
+        acc[m][p][h] = tot;
+      }
+  // The SK warps of this row set, in warp order.
+  if (SK > 1) {
+    if (wk > 0 && lane == 0)
+#pragma unroll
+      for (int m = 0; m < MT; ++m)
+#pragma unroll
+        for (int p = 0; p < RP; ++p) { red[wr][wk - 1][m][p][0] = acc[m][p][0]; red[wr][wk - 1][m][p][1] = acc[m][p][1]; }
+    __syncthreads();
+    if (wk == 0)
+      for (int w = 0; w < SK - 1; ++w)
+#pragma unroll
+        for (int m = 0; m < MT; ++m)
+#pragma unroll
+          for (int p = 0; p < RP; ++p) { acc[m][p][0] += red[wr][w][m][p][0]; acc[m][p][1] += red[wr][w][m][p][1]; }
+  }
+  // The KS blocks of this row set, in block order, by the last block to arrive.
+  const int KS = gridDim.y;
+  if (KS > 1) {
+    const int nv = MT * RP * 2;
+    if (wk == 0 && lane == 0) {
+      float* mine = partial + (((size_t)blockIdx.x * KS + blockIdx.y) * SR + wr) * nv;
+#pragma unroll
+      for (int m = 0; m < MT; ++m)
+#pragma unroll
+        for (int p = 0; p < RP; ++p) { mine[(m * RP + p) * 2] = acc[m][p][0]; mine[(m * RP + p) * 2 + 1] = acc[m][p][1]; }
+      __threadfence();
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) last = atomicAdd(&counters[blockIdx.x], 1u) == (unsigned)(KS - 1);
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    if (threadIdx.x == 0) counters[blockIdx.x] = 0;
+    if (wk == 0) {
+#pragma unroll
+      for (int m = 0; m < MT; ++m)
+#pragma unroll
+        for (int p = 0; p < RP; ++p) acc[m][p][0] = acc[m][p][1] = 0.f;
+      for (int b = 0; b < KS; ++b) {
+        const volatile float* q = partial + (((size_t)blockIdx.x * KS + b) * SR + wr) * nv;
+#pragma unroll
+        for (int m = 0; m < MT; ++m)
+#pragma unroll
+          for (int p = 0; p < RP; ++p) { acc[m][p][0] += q[(m * RP + p) * 2]; acc[m][p][1] += q[(m * RP + p) * 2 + 1]; }
+      }
+    }
+  }
+  if (wk != 0) return;
+  // Epilogue: lane (m, p, h) stores one output (SwiGLU: lane (m, p) stores silu(gate) * up).
+#pragma unroll
+  for (int m = 0; m < MT; ++m)
+#pragma unroll
+    for (int p = 0; p < RP; ++p)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        if (lane != (m * RP + p) * 2 + h || m >= M) continue;
+        if (EPI == 2) {
+          if (h) continue;
+          const float gt = bf16_to_f32(f32_to_bf16(acc[m][p][0])), up = bf16_to_f32(f32_to_bf16(acc[m][p][1]));
+          const float act = bf16_to_f32(f32_to_bf16(gt / (1.f + expf(-gt))));
+          y[(size_t)m * ldy + row[2 * p]] = f32_to_bf16(act * up);
+        } else {
+          float v = bf16_to_f32(f32_to_bf16(acc[m][p][h]));
+          if (EPI == 1) v = v + bf16_to_f32(res[(size_t)m * ldy + row[2 * p + h]]);
+          y[(size_t)m * ldy + row[2 * p + h]] = f32_to_bf16(v);
+        }
+      }
+}
+
+// A plain stream over `n16` 16-byte words with the GEMV's PDL calls: the ceiling of a kernel of this size in a chain.
+template <int U>
+__global__ void __launch_bounds__(512) gemv_stream_probe(const uint4* __restrict__ src, long long n16, unsigned* __restrict__ sink) {
+  qe_grid_wait();
+  qe_grid_launch_dependents();
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  unsigned a = 0;
+  for (; i + (U - 1) * stride < n16; i += U * stride) {
+    uint4 v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) v[u] = ld_stream(src + i + u * stride);
+#pragma unroll
+    for (int u = 0; u < U; ++u) a ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+  }
+  for (; i < n16; i += stride) { uint4 v = ld_stream(src + i); a ^= v.x ^ v.y ^ v.z ^ v.w; }
+  if (a == 0x9E3779B9u) sink[0] = a;
+}
+#define GEMV13_INST(SR, SK, RP, EPI, MT, D, E, DRY, MB) template __global__ void gemv_fp8_v13<SR, SK, RP, EPI, MT, D, E, DRY, MB>( \
+    const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+GEMV13_INST(4, 1, 2, 0, 1, 3, true, false, 1) GEMV13_INST(4, 1, 1, 1, 8, 2, true, false, 1)
+template __global__ void gemv_stream_probe<8>(const uint4*, long long, unsigned*);
+
 // ---- lm_head: bf16 weights over a row set, fused with argmax --------------------------------------------
 // Block b computes the logits of rows rowset[16 b .. 16 b + 15] for M tokens (bf16-rounded, as the oracle's logits
 // are), writes them if `logits` is not null, and writes its best (value, lowest id) per token to `part`.

@@ -4,10 +4,11 @@
 
 # %% auto #0
 __all__ = ['BLOCK', 'ENGINE_KERNELS', 'V3_KERNELS', 'V8_SWEEP', 'V8_KERNELS', 'V9_SWEEP', 'V9_AWKWARD', 'V9_KERNELS', 'V10_SWEEP',
-           'V10_AWKWARD', 'V10_KERNELS', 'V11_SWEEP', 'V11_KERNELS', 'V12_SWEEP', 'V12_KERNELS', 'MODEL_SHAPES',
-           'AWKWARD', 'V12_MARGIN', 'ENGINE_CHOICE', 'ENGINE_MINB', 'quantize_fp8', 'dequantize_fp8', 'gemv_reference',
-           'gemv_scratch', 'v4_plan', 'v4_scratch', 'v8_plan', 'v8_smem', 'v8_scratch', 'gemv', 'lm_head_scratch',
-           'lm_head', 'engine_plan', 'synth_fp8', 'torch_epilogue', 'check_gemv', 'check_ok', 'check_multirow_identity',
+           'V10_AWKWARD', 'V10_KERNELS', 'V11_SWEEP', 'V11_KERNELS', 'V12_SWEEP', 'V12_KERNELS', 'V13_SWEEP', 'V13_DRY',
+           'V13_MULTI', 'V13_KERNELS', 'MODEL_SHAPES', 'AWKWARD', 'V12_MARGIN', 'ENGINE_CHOICE', 'ENGINE_MINB',
+           'quantize_fp8', 'dequantize_fp8', 'gemv_reference', 'gemv_scratch', 'v4_plan', 'v4_scratch', 'v8_plan',
+           'v8_smem', 'v8_scratch', 'v13_grid', 'v13_scratch', 'stream_probe', 'gemv', 'lm_head_scratch', 'lm_head',
+           'engine_plan', 'synth_fp8', 'torch_epilogue', 'check_gemv', 'check_ok', 'check_multirow_identity',
            'bytes_of', 'time_gemv', 'time_scaled_mm', 'check_lm_head', 'bandwidth_now', 'sweep', 'M_PAD_BYTES',
            'best_choice', 'token_graph', 'time_lm_head', 'run_all', 'bench_register', 'checks_table', 'best_by_variant',
            'speed_table', 'speed_plot']
@@ -147,8 +148,52 @@ def v8_scratch(N, K, RG, epi, C, bps=1, device="cuda"):
     blocks, G, _ = v8_plan(N, K, RG, epi, C, bps)
     return (torch.empty(blocks * 2 * RG * 128, dtype=torch.float32, device=device), torch.zeros(G, dtype=torch.int32, device=device))
 
+def v13_grid(N: int, K: int, epi: int, SR: int, RP: int, M: int = 1) -> tuple:
+    "v13's grid (blocks of SR row sets of 2 RP rows; SwiGLU: RP gate rows and their up rows) and its token count MT (1 or 8)."
+    rows = SR * RP if epi == 2 else SR * 2 * RP
+    Nout = N // 2 if epi == 2 else N
+    if K % 512 or Nout % rows or 128 % (RP if epi == 2 else 2 * RP):
+        raise ValueError(f"v13 needs K % 512 == 0 and whole row sets: N={N} K={K} epi={epi} SR={SR} RP={RP}")
+    return Nout // rows, (1 if M == 1 else 8)
+
+def v13_scratch(N, K, epi, SR, RP, KS, device="cuda"):
+    "v13's split-K partials (MT = 8 tokens x 2 RP rows per row set and split) and per-block arrival counters (zero)."
+    grid, _ = v13_grid(N, K, epi, SR, RP)
+    return (torch.empty(grid * KS * SR * 8 * 2 * RP, dtype=torch.float32, device=device), torch.zeros(N, dtype=torch.int32, device=device))
+
+# v13's sweep per shape: (SR, SK, RP, D, EARLY, MINB, KS). Rows per warp 2 RP; steps of 512 bytes per row: 10 (K = 5,120),
+# 12 (6,144), 34 (17,408).
+_V13_BIG = ((4, 1, 2, 3, 1, 1, 1), (4, 1, 2, 3, 0, 1, 1), (4, 1, 1, 4, 1, 1, 1), (8, 1, 1, 3, 1, 1, 1), (4, 1, 2, 2, 1, 1, 1),
+            (4, 1, 4, 2, 1, 1, 1), (2, 2, 2, 3, 1, 1, 1), (4, 1, 2, 3, 1, 5, 1), (4, 1, 1, 3, 1, 6, 1))
+V13_SWEEP = {(14336, 5120, 0): _V13_BIG, (16384, 5120, 0): _V13_BIG, (34816, 5120, 2): _V13_BIG,
+             (5120, 6144, 1): ((4, 1, 1, 3, 1, 1, 2), (4, 1, 1, 3, 0, 1, 2), (4, 1, 2, 3, 1, 1, 4), (4, 2, 1, 3, 1, 1, 1),
+                               (2, 4, 2, 3, 1, 1, 1), (4, 1, 1, 4, 1, 1, 3), (4, 1, 1, 3, 1, 6, 3), (4, 1, 1, 2, 1, 1, 4)),
+             (5120, 17408, 1): ((4, 1, 1, 3, 1, 1, 2), (4, 1, 1, 3, 0, 1, 2), (4, 1, 2, 3, 1, 1, 4), (4, 1, 1, 4, 1, 1, 4),
+                                (2, 4, 2, 3, 1, 1, 1), (4, 2, 1, 3, 1, 1, 2), (4, 1, 1, 3, 1, 6, 4), (4, 1, 2, 2, 1, 1, 4))}
+V13_DRY = {k: v[:2] for k, v in V13_SWEEP.items()}      # the stream alone, in v13's order (timing only)
+def _v13_name(epi, cfg, MT=1, dry=False):
+    SR, SK, RP, D, E, MB, KS = cfg
+    b = lambda v: "true" if v else "false"
+    return f"gemv_fp8_v13<{SR}, {SK}, {RP}, {epi}, {MT}, {D}, {b(E)}, {b(dry)}, {MB}>"
+V13_MULTI = (1, 2, 1)      # the M > 1 build's (RP, D, MINB): MT = 8 tokens of registers; SR, SK, EARLY and KS as the M = 1 call's
+V13_KERNELS = tuple(dict.fromkeys([_v13_name(e, c) for (_, _, e), cs in V13_SWEEP.items() for c in cs]
+                                  + [_v13_name(e, c, dry=True) for (_, _, e), cs in V13_DRY.items() for c in cs]
+                                  + [_v13_name(e, c[:2] + V13_MULTI[:2] + (c[4], V13_MULTI[2], c[6]), 8) for (_, _, e), cs in V13_SWEEP.items() for c in cs]))
+
+def stream_probe(nbytes: int, gen=None, blocks_per_sm: int = 4, pdl: bool = True) -> float:
+    "Microseconds per call of a plain 16-byte stream over `nbytes` (distinct buffers, PDL chained, graph): the ceiling of a kernel this size."
+    import numpy as np
+    n = rotation_count(nbytes)
+    bufs = [torch.empty(nbytes // 16 * 16, dtype=torch.uint8, device="cuda").random_(0, 255) for _ in range(n)]
+    sink = torch.zeros(1, dtype=torch.int32, device="cuda")
+    k = get_kernel("gemv", "gemv_stream_probe<8>")
+    grid = (_sms() * blocks_per_sm,)
+    us = 1000 * median(time_graph(lambda i: launch(k, grid, (512,), (bufs[i % n], np.int64(nbytes // 16), sink), pdl=pdl), calls=n * max(1, 40 // n), reps=7))
+    del bufs
+    return us
+
 def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None, variant: int = 3, KS: int = 1, scratch=None, bps: int = 4, D: int = 4,
-         v7opt=(0, False), minb: int = 0, pdl: bool = False, C: int = 8, dry: bool = False, conv: int = 1):
+         v7opt=(0, False), minb: int = 0, pdl: bool = False, C: int = 8, dry: bool = False, conv: int = 1, v13opt=(1, 1, True)):
     """y[M, Nout] = epilogue(x[M, K] @ W[N, K]^T), W fp8 e4m3 row-major with fp32 block scales [N/128, K/128].
     epi 0: store bf16; 1: add `res` [M, N] (bf16) after rounding; 2: SwiGLU over the fused [gate; up] rows (Nout = N/2).
     `minb` > 0 (v3, v11): the same kernel compiled to keep at least `minb` blocks resident per SM (gemv_fp8_v3b, v11b).
@@ -165,7 +210,7 @@ def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None,
     Nout = N // 2 if epi == 2 else N
     out = torch.empty(M, Nout, dtype=torch.bfloat16, device=q.device) if out is None else out
     if epi == 1: assert res is not None and res.shape == (M, N) and res.dtype == torch.bfloat16 and res.is_contiguous()
-    if pdl and variant not in (3, 8, 9, 10, 11, 12): raise ValueError(f"pdl: only v3 and v8-v12 wait for the kernel before it (qe_grid_wait); v{variant} does not")
+    if pdl and variant not in (3, 8, 9, 10, 11, 12, 13): raise ValueError(f"pdl: only v3 and v8-v13 wait for the kernel before it (qe_grid_wait); v{variant} does not")
     if variant == 1:
         assert M == 1 and epi == 0, "v1 is the plain M = 1 baseline"
         launch(get_kernel("gemv", "gemv_fp8_v1"), (N // 8,), (256,), (q, scale, x, out, np.int32(N), np.int32(K)))
@@ -213,6 +258,17 @@ def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None,
         smem = S * D * (RG + 1) * 4 * 32 * 16
         if k.max_dynamic_shared_size_bytes < smem: k.max_dynamic_shared_size_bytes = smem
         launch(k, (grid, KS), (32 * S,), args + (part, cnt), smem=smem)
+        return out
+    if variant == 13:     # S: warps on distinct rows (SR); v13opt = (SK warps splitting K, RP row pairs per warp, EARLY); minb 1 = none
+        SK, RP, early = v13opt
+        if M > 1: RP, D, minb = V13_MULTI      # the M > 1 build: fewer rows per warp, a shorter ring; the same K split (SK, KS)
+        grid, MT = v13_grid(N, K, epi, S, RP, M)
+        if KS > 1 and scratch is None: scratch = v13_scratch(N, K, epi, S, RP, KS, q.device)
+        part, cnt = scratch if KS > 1 else (out, out)
+        b = lambda v: "true" if v else "false"
+        name = f"gemv_fp8_v13<{S}, {SK}, {RP}, {epi}, {MT}, {D}, {b(early)}, {b(dry)}, {minb or 1}>"
+        k = _engine_kernel(name) if name in ENGINE_KERNELS else get_kernel("gemv", name, together=V13_KERNELS if name in V13_KERNELS else ())
+        launch(k, (grid, KS), (32 * S * SK,), args + (part, cnt), pdl=pdl)
         return out
     if KS > 1 and scratch is None: scratch = gemv_scratch(N, RG, KS, epi, q.device)
     part, cnt = scratch if KS > 1 else (out, out)
@@ -295,7 +351,7 @@ def torch_epilogue(y0, epi, res=None):
     g, u = y0.chunk(2, dim=-1)
     return torch.nn.functional.silu(g) * u
 
-def check_gemv(N, K, epi, M, gen, S, RG, variant=3, KS=1, bps=4, D=4, v7opt=(0, False), minb=0, C=8):
+def check_gemv(N, K, epi, M, gen, S, RG, variant=3, KS=1, bps=4, D=4, v7opt=(0, False), minb=0, C=8, v13opt=(1, 1, True)):
     """Fresh random inputs, a poisoned output, and two checks: the projection against the float64 definition (error in bf16
     ulps), and the fused epilogue bit-identical to the reference's epilogue applied to the projection."""
     q, sc = synth_fp8(N, K, gen)
@@ -303,7 +359,7 @@ def check_gemv(N, K, epi, M, gen, S, RG, variant=3, KS=1, bps=4, D=4, v7opt=(0, 
     res = torch.randn(M, N, generator=gen, device="cuda").to(torch.bfloat16) if epi == 1 else None
     y0 = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device="cuda")       # poison: unwritten outputs stay NaN
     gemv(q, sc, x, 0, None, S=S, RG=RG if variant == 4 and epi != 2 else 1 if variant > 1 else RG, out=y0, variant=variant, KS=KS, bps=bps, D=D, v7opt=v7opt,
-         minb=minb if epi != 2 else 0, C=C)
+         minb=minb if epi != 2 or variant == 13 else 0, C=C, v13opt=v13opt)
     ref = gemv_reference(q, sc, x)
     err = (y0.double() - ref).abs()
     ulps = err / bf16_ulp(ref)
@@ -314,7 +370,7 @@ def check_gemv(N, K, epi, M, gen, S, RG, variant=3, KS=1, bps=4, D=4, v7opt=(0, 
     if epi:
         Nout = N // 2 if epi == 2 else N
         ye = torch.full((M, Nout), float("nan"), dtype=torch.bfloat16, device="cuda")
-        gemv(q, sc, x, epi, res, S=S, RG=RG, out=ye, variant=variant, KS=KS, bps=bps, D=D, v7opt=v7opt, minb=minb, C=C)
+        gemv(q, sc, x, epi, res, S=S, RG=RG, out=ye, variant=variant, KS=KS, bps=bps, D=D, v7opt=v7opt, minb=minb, C=C, v13opt=v13opt)
         r.update(unwritten_epi=torch.isnan(ye).sum().item())
         if variant in (4, 8, 9, 10) and epi == 2:
             # v4 and v8-v10 partition gate|up row pairs differently from plain rows, so compare with the float64 definition instead
@@ -329,12 +385,12 @@ def check_ok(c: dict) -> bool:
     "A `check_gemv` result passes: nothing outside the criterion, every output written, the fused epilogue as the reference's."
     return c["bad"] == 0 and c["unwritten"] == 0 and c.get("unwritten_epi", 0) == 0 and c.get("epilogue_bit_identical", True)
 
-def check_multirow_identity(N, K, epi, gen, S, RG, KS=1, variant=3, bps=4, D=4, C=8, minb=0):
+def check_multirow_identity(N, K, epi, gen, S, RG, KS=1, variant=3, bps=4, D=4, C=8, minb=0, v13opt=(1, 1, True)):
     "Row m of an M = 8 call is bit-identical to an M = 1 call on the same row."
     q, sc = synth_fp8(N, K, gen)
     x = (torch.randn(8, K, generator=gen, device="cuda")).to(torch.bfloat16)
     res = torch.randn(8, N, generator=gen, device="cuda").to(torch.bfloat16) if epi == 1 else None
-    kw = dict(S=S, RG=RG, KS=KS, variant=variant, bps=bps, D=D, C=C, minb=minb)
+    kw = dict(S=S, RG=RG, KS=KS, variant=variant, bps=bps, D=D, C=C, minb=minb, v13opt=v13opt)
     y8 = gemv(q, sc, x, epi, res, **kw)
     same = all(torch.equal(y8[m:m + 1], gemv(q, sc, x[m:m + 1].contiguous(), epi, res[m:m + 1].contiguous() if res is not None else None, **kw)) for m in range(8))
     again = all(torch.equal(y8, gemv(q, sc, x, epi, res, **kw)) for _ in range(20))   # deterministic run to run
@@ -343,7 +399,7 @@ def check_multirow_identity(N, K, epi, gen, S, RG, KS=1, variant=3, bps=4, D=4, 
 def bytes_of(N, K, M=1, epi=0):
     return N * K + (N // 128) * (K // 128) * 4 + M * K * 2 + M * (N // 2 if epi == 2 else N) * 2 + (M * N * 2 if epi == 1 else 0)
 
-def time_gemv(N, K, epi, S, RG, gen, M=1, variant=3, KS=1, bps=4, D=4, v7opt=(0, False), C=8, pdl=False, dry=False, conv=1, minb=0):
+def time_gemv(N, K, epi, S, RG, gen, M=1, variant=3, KS=1, bps=4, D=4, v7opt=(0, False), C=8, pdl=False, dry=False, conv=1, minb=0, v13opt=(1, 1, True)):
     "Microseconds per call in a CUDA graph that cycles through enough distinct weight copies to miss L2."
     n = rotation_count(N * K)
     ws = [synth_fp8(N, K, gen) for _ in range(n)]
@@ -351,8 +407,8 @@ def time_gemv(N, K, epi, S, RG, gen, M=1, variant=3, KS=1, bps=4, D=4, v7opt=(0,
     res = torch.randn(M, N, device="cuda").to(torch.bfloat16) if epi == 1 else None
     out = torch.empty(M, N // 2 if epi == 2 else N, dtype=torch.bfloat16, device="cuda")
     reps = max(1, 40 // n)
-    scr = v8_scratch(N, K, RG, epi, C, bps) if variant in (8, 9, 10) else v4_scratch(N, K, RG, epi, bps) if variant == 4 else gemv_scratch(N, RG, KS, epi) if KS > 1 else None
-    us = 1000 * median(time_graph(lambda i: gemv(ws[i % n][0], ws[i % n][1], x, epi, res, S=S, RG=RG, out=out, variant=variant, KS=KS, scratch=scr, bps=bps, D=D, v7opt=v7opt, C=C, pdl=pdl, dry=dry, conv=conv, minb=minb),
+    scr = v13_scratch(N, K, epi, S, v13opt[1], KS) if variant == 13 and KS > 1 else v8_scratch(N, K, RG, epi, C, bps) if variant in (8, 9, 10) else v4_scratch(N, K, RG, epi, bps) if variant == 4 else gemv_scratch(N, RG, KS, epi) if KS > 1 else None
+    us = 1000 * median(time_graph(lambda i: gemv(ws[i % n][0], ws[i % n][1], x, epi, res, S=S, RG=RG, out=out, variant=variant, KS=KS, scratch=scr, bps=bps, D=D, v7opt=v7opt, C=C, pdl=pdl, dry=dry, conv=conv, minb=minb, v13opt=v13opt),
                                   calls=n * reps, reps=7))
     del ws
     return us
@@ -458,14 +514,16 @@ def token_graph(choice, gen, bw, c=None, pdl: bool = False, minb: dict = None):
     outs = {(N, epi): torch.empty(1, N // 2 if epi == 2 else N, dtype=torch.bfloat16, device="cuda") for _, _, N, _, epi in mats}
     res = torch.randn(1, H, device="cuda").to(torch.bfloat16)
     rowset = torch.arange(c.vocab_size, dtype=torch.int32, device="cuda")
-    scr = {k: (v8_scratch(k[0], k[1], v[2], k[2], v[6], v[4]) if v[0] in (8, 9, 10) else v4_scratch(k[0], k[1], v[2], k[2], v[4]) if v[0] == 4
+    scr = {k: (v13_scratch(k[0], k[1], k[2], v[1], v[7][1], v[3]) if v[0] == 13 and v[3] > 1 else None if v[0] == 13 else
+               v8_scratch(k[0], k[1], v[2], k[2], v[6], v[4]) if v[0] in (8, 9, 10) else v4_scratch(k[0], k[1], v[2], k[2], v[4]) if v[0] == 4
                else gemv_scratch(k[0], v[2], v[3], k[2]) if v[3] > 1 else None)
            for k, v in choice.items() if isinstance(k, tuple)}
     def step(i):
         for q, sc, N, K, epi in mats:
             v, S, RG, KS, bps, D, *C = choice[(N, K, epi)]
             gemv(q, sc, xs[K], epi, res if epi == 1 else None, S=S, RG=RG, out=outs[(N, epi)], variant=v, KS=KS, scratch=scr[(N, K, epi)], bps=bps, D=D,
-                 minb=minb.get((N, K, epi), 0) if v in (3, 11, 12) else 0, pdl=pdl and v in (3, 8, 9, 10, 11, 12), C=C[0] if C else 8)
+                 minb=minb.get((N, K, epi), 0) if v in (3, 11, 12, 13) else 0, pdl=pdl and v in (3, 8, 9, 10, 11, 12, 13), C=C[0] if C else 8,
+                 v13opt=C[1] if len(C) > 1 else (1, 1, True))
         lm_head(W, xs[H], rowset=rowset, S=choice.get("lm_head", 4), pdl=pdl)
     ms = median(time_graph(step, calls=1, reps=10))
     del mats, W
