@@ -1446,20 +1446,20 @@ __global__ void __launch_bounds__(512) gemv_stream_probe(const uint4* __restrict
   const long long stride = (long long)gridDim.x * blockDim.x;
   long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   unsigned a = 0;
-  for (; i + (U - 1) * stride < n16; i += U * stride) {
+  for (; i < n16; i += U * stride) {       // U loads in flight, the last trip's predicated (a small buffer is one trip)
     uint4 v[U];
 #pragma unroll
-    for (int u = 0; u < U; ++u) v[u] = ld_stream(src + i + u * stride);
+    for (int u = 0; u < U; ++u) v[u] = i + u * stride < n16 ? ld_stream(src + i + u * stride) : make_uint4(0, 0, 0, 0);
 #pragma unroll
     for (int u = 0; u < U; ++u) a ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
   }
-  for (; i < n16; i += stride) { uint4 v = ld_stream(src + i); a ^= v.x ^ v.y ^ v.z ^ v.w; }
   if (a == 0x9E3779B9u) sink[0] = a;
 }
 #define GEMV13_INST(SR, SK, RP, EPI, MT, D, E, DRY, MB) template __global__ void gemv_fp8_v13<SR, SK, RP, EPI, MT, D, E, DRY, MB>( \
     const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 GEMV13_INST(4, 1, 2, 0, 1, 3, true, false, 1) GEMV13_INST(4, 1, 1, 1, 8, 2, true, false, 1)
 template __global__ void gemv_stream_probe<8>(const uint4*, long long, unsigned*);
+template __global__ void gemv_stream_probe<16>(const uint4*, long long, unsigned*);
 
 // ---- lm_head: bf16 weights over a row set, fused with argmax --------------------------------------------
 // Block b computes the logits of rows rowset[16 b .. 16 b + 15] for M tokens (bf16-rounded, as the oracle's logits

@@ -180,13 +180,13 @@ V13_KERNELS = tuple(dict.fromkeys([_v13_name(e, c) for (_, _, e), cs in V13_SWEE
                                   + [_v13_name(e, c, dry=True) for (_, _, e), cs in V13_DRY.items() for c in cs]
                                   + [_v13_name(e, c[:2] + V13_MULTI[:2] + (c[4], V13_MULTI[2], c[6]), 8) for (_, _, e), cs in V13_SWEEP.items() for c in cs]))
 
-def stream_probe(nbytes: int, gen=None, blocks_per_sm: int = 4, pdl: bool = True) -> float:
+def stream_probe(nbytes: int, gen=None, blocks_per_sm: int = 4, pdl: bool = True, U: int = 8) -> float:
     "Microseconds per call of a plain 16-byte stream over `nbytes` (distinct buffers, PDL chained, graph): the ceiling of a kernel this size."
     import numpy as np
     n = rotation_count(nbytes)
     bufs = [torch.empty(nbytes // 16 * 16, dtype=torch.uint8, device="cuda").random_(0, 255) for _ in range(n)]
     sink = torch.zeros(1, dtype=torch.int32, device="cuda")
-    k = get_kernel("gemv", "gemv_stream_probe<8>")
+    k = get_kernel("gemv", f"gemv_stream_probe<{U}>")
     grid = (_sms() * blocks_per_sm,)
     us = 1000 * median(time_graph(lambda i: launch(k, grid, (512,), (bufs[i % n], np.int64(nbytes // 16), sink), pdl=pdl), calls=n * max(1, 40 // n), reps=7))
     del bufs
@@ -225,7 +225,7 @@ def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None,
         part, cnt = scratch if scratch is not None else v4_scratch(N, K, RG, epi, bps, q.device)
         launch(get_kernel("gemv", f"gemv_fp8_v4<{RG}, {epi}>"), (blocks,), (128,), args + (part, cnt))
         return out
-    assert variant in (3, 5, 6, 7, 8, 9, 10, 11, 12) and 1 <= KS <= 16
+    assert variant in (3, 5, 6, 7, 8, 9, 10, 11, 12, 13) and 1 <= KS <= 16
     if variant == 7:
         if KS > 1 and scratch is None: scratch = gemv_scratch(N, RG, KS, epi, q.device)
         part, cnt = scratch if KS > 1 else (out, out)

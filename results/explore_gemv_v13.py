@@ -28,10 +28,9 @@ guard("compile", lambda: G.get_kernel("gemv", G.V13_KERNELS[0], together=G.V13_K
 
 # 1. The ceiling: a plain stream of each shape's weight bytes, distinct buffers, chained in a graph.
 for N, K, epi, role in G.MODEL_SHAPES:
-    for bps in (2, 4):
-        for pdl in (False, True):
-            us = guard(f"probe {N}x{K}", lambda: G.stream_probe(N * K, blocks_per_sm=bps, pdl=pdl))
-            if us: rec["probe"].append(dict(N=N, K=K, bytes=N * K, bps=bps, pdl=pdl, us=us, frac=N * K / (us * 1e-6) / (bw * 1e12)))
+    for bps, U, pdl in ((2, 8, True), (4, 8, False), (4, 8, True), (2, 16, True), (4, 16, True), (1, 16, True)):
+        us = guard(f"probe {N}x{K}", lambda: G.stream_probe(N * K, blocks_per_sm=bps, pdl=pdl, U=U))
+        if us: rec["probe"].append(dict(N=N, K=K, bytes=N * K, bps=bps, U=U, pdl=pdl, us=us, frac=N * K / (us * 1e-6) / (bw * 1e12)))
     best = max((p for p in rec["probe"] if (p["N"], p["K"]) == (N, K)), key=lambda p: p["frac"], default=None)
     print(f"probe {N}x{K}: best {best and round(100 * best['frac'], 1)} % ({best and best['us']:.2f} us, bps {best and best['bps']} pdl {best and best['pdl']}) {el()}")
 
