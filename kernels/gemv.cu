@@ -1293,12 +1293,18 @@ __device__ __forceinline__ void v13_math(float (&acc)[MT][RP][2], const uint4 (&
   }
 }
 
-template <int SR, int SK, int RP, int EPI, int MT, int D, bool EARLY, bool DRY, int MINB>
-__global__ void __launch_bounds__(32 * SR * SK, MINB) gemv_fp8_v13(const unsigned char* __restrict__ W, const float* __restrict__ scale,
-                                                                const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
-                                                                unsigned short* __restrict__ y, int N, int K, int M, int ldy,
-                                                                float* __restrict__ partial, unsigned* __restrict__ counters) {
+// SP (v14): the block scales of the steps in the ring are loaded with their weights; v13 loads a step's scales when it
+// computes it, so each step waits on an L2 round trip (the scales of a row block are new to the SM at every step).
+// XS (v14, M = 1): the block's part of the activation is staged in shared memory once (dynamic, 1 KB per step), not
+// carried in the register ring; the ring then holds only weights and scales (fewer registers, more warps per SM).
+template <int SR, int SK, int RP, int EPI, int MT, int D, bool EARLY, bool DRY, bool SP, bool XS = false>
+__device__ __forceinline__ void gemv_v13_body(const unsigned char* __restrict__ W, const float* __restrict__ scale,
+                                              const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
+                                              unsigned short* __restrict__ y, int N, int K, int M, int ldy,
+                                              float* __restrict__ partial, unsigned* __restrict__ counters) {
   static_assert(D >= 2 && RP >= 1 && 2 * RP * MT <= 32, "ring of 2+ steps; one lane per output in the epilogue");
+  static_assert(!XS || MT == 1, "the shared-memory activation is the one-token build's");
+  extern __shared__ uint4 xsm[];
   __shared__ float red[SR][SK > 1 ? SK - 1 : 1][MT][RP][2];
   __shared__ unsigned last;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
@@ -1324,16 +1330,27 @@ __global__ void __launch_bounds__(32 * SR * SK, MINB) gemv_fp8_v13(const unsigne
     for (int p = 0; p < RP; ++p) acc[m][p][0] = acc[m][p][1] = 0.f;
   unsigned dry = 0;
   uint4 wv[D][2 * RP], xv[D][MT][2];
+  float sl[D], sh[D];
+  auto load_sc = [&](int slot, int st) {   // SP: this step's scales (row hi's only where it lies in another row block)
+    if (SP) { sl[slot] = __ldg(sc_lo_p + 4 * st); sh[slot] = EPI == 2 ? __ldg(sc_hi_p + 4 * st) : 0.f; }
+  };
   if (EARLY) {
 #pragma unroll
-    for (int d = 0; d < D - 1; ++d) if (s0 + d < s1) v13_load_w<RP, MT>(wv[d], W, row, K, 512 * (s0 + d) + lk);
+    for (int d = 0; d < D - 1; ++d) if (s0 + d < s1) { v13_load_w<RP, MT>(wv[d], W, row, K, 512 * (s0 + d) + lk); load_sc(d, s0 + d); }
   }
   qe_grid_wait();
   qe_grid_launch_dependents();
+  const int b0 = (KST * blockIdx.y * SK) / nsl;            // the block's first step (XS stages steps [b0, b1))
+  if (XS) {
+    const int b1 = (KST * (blockIdx.y + 1) * SK) / nsl;
+    const uint4* xg = reinterpret_cast<const uint4*>(x) + b0 * 64;
+    for (int i = threadIdx.x; i < (b1 - b0) * 64; i += blockDim.x) xsm[i] = __ldg(xg + i);
+    __syncthreads();
+  }
 #pragma unroll
   for (int d = 0; d < D - 1; ++d) if (s0 + d < s1) {
-    if (!EARLY) v13_load_w<RP, MT>(wv[d], W, row, K, 512 * (s0 + d) + lk);
-    v13_load_x<MT>(xv[d], x, M, K, 512 * (s0 + d) + lk);
+    if (!EARLY) { v13_load_w<RP, MT>(wv[d], W, row, K, 512 * (s0 + d) + lk); load_sc(d, s0 + d); }
+    if (!XS) v13_load_x<MT>(xv[d], x, M, K, 512 * (s0 + d) + lk);
   }
   for (int s = s0; s < s1; s += D) {
 #pragma unroll
@@ -1341,16 +1358,23 @@ __global__ void __launch_bounds__(32 * SR * SK, MINB) gemv_fp8_v13(const unsigne
       const int cur = s + d, nxt = cur + D - 1;
       if (cur < s1) {
         if (nxt < s1) {
-          v13_load_w<RP, MT>(wv[(d + D - 1) % D], W, row, K, 512 * nxt + lk);
-          v13_load_x<MT>(xv[(d + D - 1) % D], x, M, K, 512 * nxt + lk);
+          v13_load_w<RP, MT>(wv[(d + D - 1) % D], W, row, K, 512 * nxt + lk); load_sc((d + D - 1) % D, nxt);
+          if (!XS) v13_load_x<MT>(xv[(d + D - 1) % D], x, M, K, 512 * nxt + lk);
         }
         if (DRY) {
 #pragma unroll
           for (int j = 0; j < 2 * RP; ++j) dry ^= wv[d][j].x ^ wv[d][j].y ^ wv[d][j].z ^ wv[d][j].w;
-          dry ^= xv[d][0][0].x ^ xv[d][0][1].w;
+          if (!XS) dry ^= xv[d][0][0].x ^ xv[d][0][1].w;
         } else {
-          const float slo = __ldg(sc_lo_p + 4 * cur) * W_RESCALE_BITS, shi = __ldg(sc_hi_p + 4 * cur) * W_RESCALE_BITS;
-          v13_math<RP, MT>(acc, wv[d], xv[d], slo, shi, g);
+          const float slo = (SP ? sl[d] : __ldg(sc_lo_p + 4 * cur)) * W_RESCALE_BITS;
+          const float shi = (SP ? (EPI == 2 ? sh[d] : sl[d]) : __ldg(sc_hi_p + 4 * cur)) * W_RESCALE_BITS;
+          if (XS) {
+            uint4 xl[MT][2];
+            xl[0][0] = xsm[(cur - b0) * 64 + 8 * g + 2 * t]; xl[0][1] = xsm[(cur - b0) * 64 + 8 * g + 2 * t + 1];
+            v13_math<RP, MT>(acc, wv[d], xl, slo, shi, g);
+          } else {
+            v13_math<RP, MT>(acc, wv[d], xv[d], slo, shi, g);
+          }
         }
       }
     }
@@ -1438,6 +1462,21 @@ __global__ void __launch_bounds__(32 * SR * SK, MINB) gemv_fp8_v13(const unsigne
       }
 }
 
+template <int SR, int SK, int RP, int EPI, int MT, int D, bool EARLY, bool DRY, int MINB>
+__global__ void __launch_bounds__(32 * SR * SK, MINB) gemv_fp8_v13(const unsigned char* __restrict__ W, const float* __restrict__ scale,
+                                                                const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
+                                                                unsigned short* __restrict__ y, int N, int K, int M, int ldy,
+                                                                float* __restrict__ partial, unsigned* __restrict__ counters) {
+  gemv_v13_body<SR, SK, RP, EPI, MT, D, EARLY, DRY, false>(W, scale, x, res, y, N, K, M, ldy, partial, counters);
+}
+template <int SR, int SK, int RP, int EPI, int MT, int D, bool EARLY, bool DRY, int MINB, bool XS>
+__global__ void __launch_bounds__(32 * SR * SK, MINB) gemv_fp8_v14(const unsigned char* __restrict__ W, const float* __restrict__ scale,
+                                                                const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
+                                                                unsigned short* __restrict__ y, int N, int K, int M, int ldy,
+                                                                float* __restrict__ partial, unsigned* __restrict__ counters) {
+  gemv_v13_body<SR, SK, RP, EPI, MT, D, EARLY, DRY, true, XS>(W, scale, x, res, y, N, K, M, ldy, partial, counters);
+}
+
 // A plain stream over `n16` 16-byte words with the GEMV's PDL calls: the ceiling of a kernel of this size in a chain.
 template <int U>
 __global__ void __launch_bounds__(512) gemv_stream_probe(const uint4* __restrict__ src, long long n16, unsigned* __restrict__ sink) {
@@ -1458,6 +1497,10 @@ __global__ void __launch_bounds__(512) gemv_stream_probe(const uint4* __restrict
 #define GEMV13_INST(SR, SK, RP, EPI, MT, D, E, DRY, MB) template __global__ void gemv_fp8_v13<SR, SK, RP, EPI, MT, D, E, DRY, MB>( \
     const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 GEMV13_INST(4, 1, 2, 0, 1, 3, true, false, 1) GEMV13_INST(4, 1, 1, 1, 8, 2, true, false, 1)
+#define GEMV14_INST(SR, SK, RP, EPI, MT, D, E, DRY, MB, XS) template __global__ void gemv_fp8_v14<SR, SK, RP, EPI, MT, D, E, DRY, MB, XS>( \
+    const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+GEMV14_INST(4, 1, 2, 0, 1, 3, true, false, 1, false) GEMV14_INST(4, 1, 1, 1, 8, 2, true, false, 1, false) GEMV14_INST(4, 1, 2, 2, 1, 3, true, false, 1, true)
+GEMV14_INST(4, 1, 2, 0, 1, 3, true, false, 1, true) GEMV14_INST(4, 1, 1, 1, 1, 3, true, false, 1, true)
 template __global__ void gemv_stream_probe<8>(const uint4*, long long, unsigned*);
 template __global__ void gemv_stream_probe<16>(const uint4*, long long, unsigned*);
 
