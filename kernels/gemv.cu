@@ -1501,6 +1501,7 @@ GEMV13_INST(4, 1, 2, 0, 1, 3, true, false, 1) GEMV13_INST(4, 1, 1, 1, 8, 2, true
     const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 GEMV14_INST(4, 1, 2, 0, 1, 3, true, false, 1, false) GEMV14_INST(4, 1, 1, 1, 8, 2, true, false, 1, false) GEMV14_INST(4, 1, 2, 2, 1, 3, true, false, 1, true)
 GEMV14_INST(4, 1, 2, 0, 1, 3, true, false, 1, true) GEMV14_INST(4, 1, 1, 1, 1, 3, true, false, 1, true)
+GEMV14_INST(4, 1, 2, 0, 1, 2, true, false, 1, true) GEMV14_INST(4, 1, 2, 1, 1, 3, true, false, 1, true) GEMV14_INST(4, 1, 2, 2, 1, 2, true, false, 1, true)
 template __global__ void gemv_stream_probe<8>(const uint4*, long long, unsigned*);
 template __global__ void gemv_stream_probe<16>(const uint4*, long long, unsigned*);
 

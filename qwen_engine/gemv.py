@@ -5,13 +5,14 @@
 # %% auto #0
 __all__ = ['BLOCK', 'ENGINE_KERNELS', 'V3_KERNELS', 'V8_SWEEP', 'V8_KERNELS', 'V9_SWEEP', 'V9_AWKWARD', 'V9_KERNELS', 'V10_SWEEP',
            'V10_AWKWARD', 'V10_KERNELS', 'V11_SWEEP', 'V11_KERNELS', 'V12_SWEEP', 'V12_KERNELS', 'V13_SWEEP', 'V13_DRY',
-           'V13_MULTI', 'V13_KERNELS', 'V14_SWEEP', 'V14_KERNELS', 'MODEL_SHAPES', 'AWKWARD', 'V12_MARGIN',
-           'ENGINE_CHOICE', 'ENGINE_MINB', 'quantize_fp8', 'dequantize_fp8', 'gemv_reference', 'gemv_scratch',
-           'v4_plan', 'v4_scratch', 'v8_plan', 'v8_smem', 'v8_scratch', 'v13_grid', 'v13_scratch', 'v14_smem',
-           'stream_probe', 'gemv', 'lm_head_scratch', 'lm_head', 'engine_plan', 'synth_fp8', 'torch_epilogue',
-           'check_gemv', 'check_ok', 'check_multirow_identity', 'bytes_of', 'time_gemv', 'time_scaled_mm',
-           'check_lm_head', 'bandwidth_now', 'sweep', 'M_PAD_BYTES', 'best_choice', 'token_graph', 'time_lm_head',
-           'run_all', 'bench_register', 'checks_table', 'best_by_variant', 'speed_table', 'speed_plot']
+           'V13_MULTI', 'V13_KERNELS', 'V14_SWEEP', 'V14_KERNELS', 'MODEL_SHAPES', 'AWKWARD', 'V12_MARGIN', 'V12_PLAN',
+           'V12_MINB', 'ENGINE_MARGIN', 'ENGINE_CHOICE', 'ENGINE_V14', 'ENGINE_MINB', 'quantize_fp8', 'dequantize_fp8',
+           'gemv_reference', 'gemv_scratch', 'v4_plan', 'v4_scratch', 'v8_plan', 'v8_smem', 'v8_scratch', 'v13_grid',
+           'v13_scratch', 'v14_smem', 'stream_probe', 'gemv', 'lm_head_scratch', 'lm_head', 'engine_plan',
+           'engine_scratch', 'engine_gemv', 'synth_fp8', 'torch_epilogue', 'check_gemv', 'check_ok',
+           'check_multirow_identity', 'bytes_of', 'time_gemv', 'time_scaled_mm', 'check_lm_head', 'bandwidth_now',
+           'sweep', 'M_PAD_BYTES', 'best_choice', 'token_graph', 'time_lm_head', 'run_all', 'bench_register',
+           'checks_table', 'best_by_variant', 'speed_table', 'speed_plot']
 
 # %% ../nbs/06_gemv.ipynb #9b77fff9
 import functools, math, time
@@ -50,7 +51,9 @@ ENGINE_KERNELS = tuple(f"gemv_fp8_v11<{s}, {rg}, {e}>" for s, rg, e in ((1, 1, 0
                                                                         (2, 2, 2), (4, 2, 2), (8, 2, 2))) \
                  + tuple(f"lm_head_bf16_v2<{s}>" for s in (1, 2, 4, 8)) \
                  + ("gemv_fp8_v11b<2, 1, 1, 6>", "gemv_fp8_v11b<2, 1, 0, 6>", "gemv_fp8_v11b<4, 2, 2, 3>",
-                    "gemv_fp8_v12<4, 2, 2, 3>", "gemv_fp8_v12<4, 1, 1, 1>")
+                    "gemv_fp8_v12<4, 2, 2, 3>", "gemv_fp8_v12<4, 1, 1, 1>") \
+                 + ("gemv_fp8_v14<4, 1, 2, 0, 1, 2, true, false, 1, true>", "gemv_fp8_v14<4, 1, 2, 0, 1, 3, true, false, 1, false>",
+                    "gemv_fp8_v14<4, 1, 2, 1, 1, 3, true, false, 1, true>", "gemv_fp8_v14<4, 1, 2, 2, 1, 2, true, false, 1, true>")
 # v3, the engine's GEMV until v11 (kept, with its numbers), compiled the same way when it is asked for.
 V3_KERNELS = tuple(f"gemv_fp8_v3<{s}, {rg}, {e}>" for s, rg, e in ((2, 1, 0), (4, 1, 0), (8, 1, 0), (4, 2, 0), (2, 1, 1), (4, 1, 1),
                                                                    (8, 1, 1), (2, 2, 2), (4, 2, 2), (8, 2, 2))) \
@@ -341,7 +344,8 @@ MODEL_SHAPES = [(14336, 5120, 0, "attention q|gate|k|v"), (16384, 5120, 0, "GDN 
                 (34816, 5120, 2, "MLP gate|up + SwiGLU"), (5120, 17408, 1, "MLP down + residual")]
 AWKWARD = [(128, 128, 0), (256, 384, 0), (384, 640, 1), (256, 1152, 2), (1280, 256, 0), (128, 17408, 0)]
 
-# What the engine launches per shape: (variant, S warps, RG row groups, KS split-K blocks). v11 (v3 with bit widening) at
+# What the engine launches per shape: (variant, S warps, RG row groups, KS split-K blocks). **Now v14 on all five model
+# shapes** (below: ENGINE_CHOICE, ENGINE_V14). Before v14, the plan was V12_PLAN: v11 (v3 with bit widening) at
 # the configuration of its sweep that was fastest with PDL, as the step runs it (results/gemv_v11_h200.json: faster than
 # v3 on all five shapes; one token's GEMVs 8.17 -> 7.74 ms in the same run); v12 (v11 with interleaved tiles) where its
 # sweep beat v11's plan by more than V12_MARGIN in the same run (results/gemv_v12_h200.json: SwiGLU 48.8 -> 47.0 us, down
@@ -349,17 +353,41 @@ AWKWARD = [(128, 128, 0), (256, 384, 0), (384, 640, 1), (256, 1152, 2), (1280, 2
 # Shapes outside the model (the tiny test model) get v11 with as many warps as K has tiles, up to 4, and no split.
 # The head keeps the bf16 lm_head with S = 8 (results/gemv_h200.json).
 V12_MARGIN = 0.01
-ENGINE_CHOICE = {(14336, 5120, 0): (11, 8, 1, 1), (16384, 5120, 0): (11, 8, 1, 1), (5120, 6144, 1): (11, 2, 1, 4),
-                 (34816, 5120, 2): (12, 4, 2, 1), (5120, 17408, 1): (12, 4, 1, 2), "lm_head": 8}
-
+V12_PLAN = {(14336, 5120, 0): (11, 8, 1, 1), (16384, 5120, 0): (11, 8, 1, 1), (5120, 6144, 1): (11, 2, 1, 4),
+            (34816, 5120, 2): (12, 4, 2, 1), (5120, 17408, 1): (12, 4, 1, 2)}
 # ... and where that configuration was compiled to keep MINB blocks resident per SM (gemv_fp8_v11b, v12: the same body
 # under a launch bound that asks the compiler for it: v3b's idea, results/gemv_v3_minblocks_h200.json).
-ENGINE_MINB = {(5120, 6144, 1): 6, (34816, 5120, 2): 3}
+V12_MINB = {(5120, 6144, 1): 6, (34816, 5120, 2): 3}
+
+# v14 (whole-row streams with the scales in the ring) beat V12_PLAN by more than ENGINE_MARGIN on every model shape in the
+# same run (results/gemv_v14_h200.json, with PDL: 24.4 -> 18.7, 24.1 -> 21.5, 11.0 -> 10.9, 47.8 -> 43.7, 25.1 -> 24.7 us;
+# one token's GEMVs 7.54 -> 7.21 ms). ENGINE_V14 holds the rest of each configuration: (SK, RP, D, EARLY, XS).
+ENGINE_MARGIN = 0.01
+ENGINE_CHOICE = {(14336, 5120, 0): (14, 4, 1, 1), (16384, 5120, 0): (14, 4, 1, 1), (5120, 6144, 1): (14, 4, 1, 2),
+                 (34816, 5120, 2): (14, 4, 2, 1), (5120, 17408, 1): (14, 4, 1, 2), "lm_head": 8}
+ENGINE_V14 = {(14336, 5120, 0): (1, 2, 2, True, True), (16384, 5120, 0): (1, 2, 3, True, False), (5120, 6144, 1): (1, 2, 3, True, True),
+              (34816, 5120, 2): (1, 2, 2, True, True), (5120, 17408, 1): (1, 2, 3, True, True)}
+ENGINE_MINB = {}           # v14's chosen configurations ask for no minimum of resident blocks
 
 def engine_plan(N: int, K: int, epi: int) -> tuple:
     "(variant, S, RG, KS) the engine uses for an N x K GEMV with epilogue `epi`."
     if (N, K, epi) in ENGINE_CHOICE: return ENGINE_CHOICE[(N, K, epi)]
     return (11, min(4, 1 << (max(1, K // BLOCK).bit_length() - 1)), 2 if epi == 2 else 1, 1)
+
+def engine_scratch(N: int, K: int, epi: int, device="cuda"):
+    "The split-K scratch the engine's plan for this shape needs (None without a split)."
+    v, S, RG, KS = engine_plan(N, K, epi)
+    if KS == 1: return None
+    return v13_scratch(N, K, epi, S, ENGINE_V14[(N, K, epi)][1], KS, device) if v == 14 else gemv_scratch(N, RG, KS, epi, device)
+
+def engine_gemv(q, scale, x, epi: int, res, out, scratch, pdl: bool = False):
+    "The engine's GEMV for this shape: its plan's variant and configuration (`scratch` from engine_scratch)."
+    N, K = q.shape
+    v, S, RG, KS = engine_plan(N, K, epi)
+    if v == 14:
+        SK, RP, D, E, XS = ENGINE_V14[(N, K, epi)]
+        return gemv(q, scale, x, epi, res, S=S, RG=RG, out=out, variant=14, KS=KS, scratch=scratch, D=D, pdl=pdl, v13opt=(SK, RP, E, XS))
+    return gemv(q, scale, x, epi, res, S=S, RG=RG, out=out, variant=v, KS=KS, scratch=scratch, minb=ENGINE_MINB.get((N, K, epi), 0), pdl=pdl)
 
 def synth_fp8(N, K, gen, device="cuda"):
     "A trained-looking fp8 matrix: per-row and per-column structure, quantised per 128x128 block (max |e4m3| = 448 per block)."
@@ -522,7 +550,8 @@ def token_graph(choice, gen, bw, c=None, pdl: bool = False, minb: dict = None):
         layers.append([first, (H, oin, 1), (2 * I, H, 2), (H, I, 1)])
     minb = minb if minb is not None else ENGINE_MINB if choice is None else {}
     if choice is None:
-        choice = {k: engine_plan(*k) + (4, 4) for L in layers for k in L}
+        choice = {k: engine_plan(*k) + ((4, ENGINE_V14[k][2], 8, ENGINE_V14[k][:2] + ENGINE_V14[k][3:]) if k in ENGINE_V14 and engine_plan(*k)[0] == 14 else (4, 4))
+                  for L in layers for k in L}
         choice["lm_head"] = ENGINE_CHOICE["lm_head"]
     mats, nbytes = [], 0
     for L in layers:

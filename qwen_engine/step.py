@@ -12,7 +12,7 @@ import torch
 from .config import ModelConfig, PREFIX, tensor_specs
 from .checkpoint import Checkpoint, load_engine_weights, fused_layout, synth_tensor, quantize, dequantize, FUSED
 from .runtime import get_kernel, launch
-from .gemv import gemv, gemv_scratch, engine_plan, lm_head, lm_head_scratch, ENGINE_CHOICE, ENGINE_MINB
+from .gemv import engine_gemv, engine_scratch, engine_plan, lm_head, lm_head_scratch, ENGINE_CHOICE
 from .norms import rmsnorm
 from .attention import KVPool, PageTable, attention_decode, attention_scratch, rope_table
 from .gdn import gdn_state, gdn_decode
@@ -77,7 +77,7 @@ class DecodeStep:
         self.act = torch.zeros(1, I, **bf)
         self.shapes = self._gemv_shapes()
         self.plan = {k: engine_plan(*k) for k in self.shapes}
-        self.scratch = {k: (gemv_scratch(k[0], p[2], p[3], k[2], dev) if p[3] > 1 else None) for k, p in self.plan.items()}
+        self.scratch = {k: engine_scratch(*k, device=dev) for k in self.shapes}
         pages = -(-self.max_context // 256)
         self.pool = KVPool(cfg, pages, device=dev)
         self.table = PageTable(self.pool, pages, device=dev)
@@ -132,9 +132,7 @@ class DecodeStep:
 
     def _gemv(self, wq, x, epi, out, res=None):
         N, K = wq[0].shape
-        v, S, RG, KS = self.plan[(N, K, epi)]
-        gemv(wq[0], wq[1], x, epi, res, S=S, RG=RG, out=out, variant=v, KS=KS, scratch=self.scratch[(N, K, epi)],
-             minb=ENGINE_MINB.get((N, K, epi), 0), pdl=self.pdl)
+        engine_gemv(wq[0], wq[1], x, epi, res, out, self.scratch[(N, K, epi)], pdl=self.pdl)
 
     def reset(self, prompt: list, max_new_tokens: int = 0):
         "Host side, before a generation: zero the session state, back positions with pages, load the prompt."

@@ -128,10 +128,29 @@ def test_recorded_sweep_is_consistent():
 
 
 def test_engine_plan_is_the_recorded_choice():
-    """The engine launches, per model shape, the configuration the committed sweeps found fastest with PDL: v12 where it beat
+    """The engine launches, per model shape, v14's fastest configuration with PDL where it beat the plan of the time (V12_PLAN)
+    by more than ENGINE_MARGIN in the same run (gemv_v14_h200), else V12_PLAN."""
+    from qwen_engine.gemv import ENGINE_CHOICE, ENGINE_MINB, ENGINE_V14, ENGINE_MARGIN, V12_PLAN, engine_plan
+    d14 = read_record("gemv_v14_h200")["data"]
+    for r in d14["table"]:
+        k = (r["N"], r["K"], r["epi"])
+        assert tuple(r["engine"][:3]) == (V12_PLAN[k][0], V12_PLAN[k][1], V12_PLAN[k][3])     # the run timed V12_PLAN as "engine"
+        b = r["v14_best_pdl"]
+        if b["us"] < (1 - ENGINE_MARGIN) * r["engine_pdl_us"]:
+            SR, SK, RP, D, E, MB, KS, XS = b["cfg"]
+            assert ENGINE_CHOICE[k] == (14, SR, 2 if k[2] == 2 else 1, KS) and ENGINE_V14[k] == (SK, RP, D, bool(E), bool(XS)), k
+            assert MB == 1 and k not in ENGINE_MINB
+        else:
+            assert ENGINE_CHOICE[k] == V12_PLAN[k], k
+    assert set(ENGINE_V14) == {k for k, v in ENGINE_CHOICE.items() if k != "lm_head" and v[0] == 14}
+
+
+def test_v12_plan_is_the_recorded_choice():
+    """The plan before v14 (V12_PLAN, V12_MINB), per model shape, as its sweeps found fastest with PDL: v12 where it beat
     v11's plan by more than V12_MARGIN in the same run (gemv_v12_h200), else v11's best (gemv_v11_h200), which beat v3."""
-    from qwen_engine.gemv import ENGINE_CHOICE, ENGINE_MINB, V12_MARGIN, engine_plan
+    from qwen_engine.gemv import V12_PLAN as ENGINE_CHOICE, V12_MINB as ENGINE_MINB, V12_MARGIN, ENGINE_CHOICE as NOW
     d11, d12 = read_record("gemv_v11_h200")["data"], read_record("gemv_v12_h200")["data"]
+    engine_plan = lambda N, K, e: ENGINE_CHOICE[(N, K, e)]
     def best(d, N, K, e):
         mine = [t for t in d["timings"] if (t["N"], t["K"], t["epi"]) == (N, K, e) and t["pdl"] and isinstance(t["cfg"], list) and len(t["cfg"]) == 3]
         return min(mine, key=lambda t: t["us"]), [r for r in d["table"] if (r["N"], r["K"], r["epi"]) == (N, K, e)][0]
@@ -145,7 +164,8 @@ def test_engine_plan_is_the_recorded_choice():
         assert (plan[1], plan[3]) == (S, KS) and ENGINE_MINB.get((N, K, e), 0) == (0 if mb == 1 and plan[0] == 12 else mb)
         if plan[0] == 11: assert b["us"] < r["v3_engine_pdl_us"]          # v11 beat v3 in its own run
     assert set(ENGINE_MINB) <= set(ENGINE_CHOICE)
-    assert ENGINE_CHOICE["lm_head"] == read_record("gemv_h200")["data"]["choice"]["lm_head"]
+    assert NOW["lm_head"] == read_record("gemv_h200")["data"]["choice"]["lm_head"]
+    from qwen_engine.gemv import engine_plan
     assert engine_plan(2048, 256, 0) == (11, 2, 1, 1) and engine_plan(1024, 256, 2) == (11, 2, 2, 1) and engine_plan(256, 768, 1)[1] == 4
 
 
@@ -153,6 +173,7 @@ def test_engine_kernels_are_declared_and_cover_the_plans():
     "The one-pass compile lists name only instantiations the file declares, and every plan the engine can pick is in it."
     import re
     from qwen_engine.gemv import ENGINE_KERNELS, V3_KERNELS, V8_KERNELS, V9_KERNELS, V10_KERNELS, V11_KERNELS, V12_KERNELS, ENGINE_MINB, engine_plan, ENGINE_CHOICE
+    from qwen_engine.gemv import ENGINE_V14, _v14_name
     from qwen_engine.runtime import kernel_source
     from qwen_engine.config import preset
     src = kernel_source("gemv")
@@ -164,6 +185,7 @@ def test_engine_kernels_are_declared_and_cover_the_plans():
              | {f"gemv_fp8_v9<{a}>" for a in re.findall(r"GEMV9_INST\(([\w, ]+)\)", src) if a[0].isdigit()} \
              | {f"gemv_fp8_v10<{a}>" for a in re.findall(r"GEMV10_INST\(([\d, ]+)\)", src)} \
              | {f"gemv_fp8_v12<{a}>" for a in re.findall(r"GEMV12_INST\(([\d, ]+)\)", src)} \
+             | {f"gemv_fp8_v14<{a}>" for a in re.findall(r"GEMV14_INST\(([\w, ]+)\)", src) if a[0].isdigit()} \
              | {f"lm_head_bf16_v2<{a}>" for a in re.findall(r"LMH_INST\((\d)\)", src)}
     for group in (ENGINE_KERNELS, V3_KERNELS, V8_KERNELS, V9_KERNELS, V10_KERNELS, V11_KERNELS, V12_KERNELS):
         assert set(group) <= declared, set(group) - declared
@@ -175,8 +197,12 @@ def test_engine_kernels_are_declared_and_cover_the_plans():
                         (H, c.gdn_value_dim, 1), (2 * c.intermediate_size, H, 2), (H, c.intermediate_size, 1)):
             v, S, RG, KS = engine_plan(N, K, e)
             mb = ENGINE_MINB.get((N, K, e), 0)
-            name = f"gemv_fp8_v12<{S}, {RG}, {e}, {mb or 1}>" if v == 12 else f"gemv_fp8_v11b<{S}, {RG}, {e}, {mb}>" if mb else f"gemv_fp8_v11<{S}, {RG}, {e}>"
-            assert v in (11, 12) and name in ENGINE_KERNELS, (N, K, e)
+            if v == 14:
+                SK, RP, D, E, XS = ENGINE_V14[(N, K, e)]
+                name = _v14_name(e, (S, SK, RP, D, E, 1, KS, XS))
+            else:
+                name = f"gemv_fp8_v12<{S}, {RG}, {e}, {mb or 1}>" if v == 12 else f"gemv_fp8_v11b<{S}, {RG}, {e}, {mb}>" if mb else f"gemv_fp8_v11<{S}, {RG}, {e}>"
+            assert v in (11, 12, 14) and name in ENGINE_KERNELS, (N, K, e)
     assert f"lm_head_bf16_v2<{ENGINE_CHOICE['lm_head']}>" in ENGINE_KERNELS
 
 
