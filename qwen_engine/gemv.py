@@ -9,7 +9,7 @@ __all__ = ['BLOCK', 'ENGINE_KERNELS', 'V3_KERNELS', 'V8_SWEEP', 'V8_KERNELS', 'V
            'V12_MINB', 'ENGINE_MARGIN', 'ENGINE_CHOICE', 'ENGINE_V14', 'ENGINE_MINB', 'quantize_fp8', 'dequantize_fp8',
            'gemv_reference', 'gemv_scratch', 'v4_plan', 'v4_scratch', 'v8_plan', 'v8_smem', 'v8_scratch', 'v13_grid',
            'v13_scratch', 'v14_smem', 'stream_probe', 'gemv', 'lm_head_scratch', 'lm_head', 'engine_plan',
-           'engine_scratch', 'engine_gemv', 'synth_fp8', 'torch_epilogue', 'check_gemv', 'check_ok',
+           'engine_scratch', 'engine_kwargs', 'engine_gemv', 'synth_fp8', 'torch_epilogue', 'check_gemv', 'check_ok',
            'check_multirow_identity', 'bytes_of', 'time_gemv', 'time_scaled_mm', 'check_lm_head', 'bandwidth_now',
            'sweep', 'M_PAD_BYTES', 'best_choice', 'token_graph', 'time_lm_head', 'run_all', 'bench_register',
            'checks_table', 'best_by_variant', 'speed_table', 'speed_plot']
@@ -380,14 +380,17 @@ def engine_scratch(N: int, K: int, epi: int, device="cuda"):
     if KS == 1: return None
     return v13_scratch(N, K, epi, S, ENGINE_V14[(N, K, epi)][1], KS, device) if v == 14 else gemv_scratch(N, RG, KS, epi, device)
 
-def engine_gemv(q, scale, x, epi: int, res, out, scratch, pdl: bool = False):
-    "The engine's GEMV for this shape: its plan's variant and configuration (`scratch` from engine_scratch)."
-    N, K = q.shape
+def engine_kwargs(N: int, K: int, epi: int) -> dict:
+    "The keyword arguments of `gemv` (and `check_gemv`) that launch the engine's configuration for this shape."
     v, S, RG, KS = engine_plan(N, K, epi)
     if v == 14:
         SK, RP, D, E, XS = ENGINE_V14[(N, K, epi)]
-        return gemv(q, scale, x, epi, res, S=S, RG=RG, out=out, variant=14, KS=KS, scratch=scratch, D=D, pdl=pdl, v13opt=(SK, RP, E, XS))
-    return gemv(q, scale, x, epi, res, S=S, RG=RG, out=out, variant=v, KS=KS, scratch=scratch, minb=ENGINE_MINB.get((N, K, epi), 0), pdl=pdl)
+        return dict(S=S, RG=RG, variant=14, KS=KS, D=D, v13opt=(SK, RP, E, XS))
+    return dict(S=S, RG=RG, variant=v, KS=KS, minb=ENGINE_MINB.get((N, K, epi), 0))
+
+def engine_gemv(q, scale, x, epi: int, res, out, scratch, pdl: bool = False):
+    "The engine's GEMV for this shape: its plan's variant and configuration (`scratch` from engine_scratch)."
+    return gemv(q, scale, x, epi, res, out=out, scratch=scratch, pdl=pdl, **engine_kwargs(*q.shape, epi))
 
 def synth_fp8(N, K, gen, device="cuda"):
     "A trained-looking fp8 matrix: per-row and per-column structure, quantised per 128x128 block (max |e4m3| = 448 per block)."

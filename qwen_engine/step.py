@@ -132,7 +132,7 @@ class DecodeStep:
 
     def _gemv(self, wq, x, epi, out, res=None):
         N, K = wq[0].shape
-        engine_gemv(wq[0], wq[1], x, epi, res, out, self.scratch[(N, K, epi)], pdl=self.pdl)
+        engine_gemv(wq[0], wq[1], x, epi, res, out=out, scratch=self.scratch[(N, K, epi)], pdl=self.pdl)
 
     def reset(self, prompt: list, max_new_tokens: int = 0):
         "Host side, before a generation: zero the session state, back positions with pages, load the prompt."

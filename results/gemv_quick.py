@@ -1,16 +1,17 @@
 """The engine's GEMV launches only, re-verified after a change of machine code (PDL waits, IEEE subnormals) and timed as
 one token with programmatic dependent launches off and on. Usage on the H200: PYTHONPATH=. python3 results/gemv_quick.py OUT_DIR"""
 import sys, torch
-from qwen_engine.gemv import (MODEL_SHAPES, AWKWARD, ENGINE_MINB, engine_plan, check_gemv, check_ok, check_lm_head, token_graph, bandwidth_now)
+from qwen_engine.gemv import (MODEL_SHAPES, AWKWARD, engine_kwargs, check_gemv, check_ok, check_lm_head, token_graph, bandwidth_now)
 from qwen_engine.runtime import write_record
 
 out = sys.argv[1] if len(sys.argv) > 1 else None
 gen = torch.Generator(device="cuda").manual_seed(0)
 checks = []
 for N, K, epi, *_ in MODEL_SHAPES + [(*a, "awkward") for a in AWKWARD]:
-    v, S, RG, KS = engine_plan(N, K, epi)
+    kw = engine_kwargs(N, K, epi)
+    S, RG = kw.pop("S"), kw.pop("RG")
     for M in (1, 5):
-        c = check_gemv(N, K, epi, M, gen, S, RG, variant=v, KS=KS, minb=ENGINE_MINB.get((N, K, epi), 0))
+        c = check_gemv(N, K, epi, M, gen, S, RG, **kw)
         c["ok"] = check_ok(c)
         checks.append(c); print(c)
 lmh = check_lm_head(gen); print("lm_head:", lmh)
@@ -18,7 +19,7 @@ bw = bandwidth_now()
 tok = {("pdl" if p else "plain"): token_graph(None, gen, bw, pdl=p) for p in (False, True)}
 for k, t in tok.items(): print(f"engine plan, all GEMVs of one token, {k}: {t['ms']:.3f} ms, floor {t['floor_ms']:.3f} ms, ratio {t['ratio']:.3f}")
 print(f"checks ok: {sum(c['ok'] for c in checks)}/{len(checks)}; bandwidth {bw:.3f} TB/s")
-write_record("gemv_engine_h200", "The engine's GEMV launches (ENGINE_CHOICE, ENGINE_MINB) re-verified against the float64 definition at the "
+write_record("gemv_engine_h200", "The engine's GEMV launches (engine_kwargs: ENGINE_CHOICE, ENGINE_V14, ENGINE_MINB) re-verified against the float64 definition at the "
              "model and awkward shapes (M = 1 and 5, outputs poisoned), the lm_head check, and all GEMVs of one token in one graph "
              "with programmatic dependent launches off and on.", "PYTHONPATH=. python3 results/gemv_quick.py OUT_DIR",
              dict(bandwidth_tbps=bw, checks=checks, lm_head_check=lmh, token=tok), out_dir=out)

@@ -82,7 +82,7 @@ def test_the_kernel_calls_are_wired_as_the_emulation(tiny, monkeypatch):
         pg = int(tab[pos // PAGE])
         pool.kv[0, layer, pg, :, pos % PAGE], pool.kv[1, layer, pg, :, pos % PAGE] = k[0], v[0]
         out.copy_(o)
-    monkeypatch.setattr(S, "gemv", gemv)
+    monkeypatch.setattr(S, "engine_gemv", gemv)
     monkeypatch.setattr(G, "attention_decode", attention_decode)
     st = DecodeStep(cfg, EW, max_context=128, device="cpu")
     X = attention_inputs(W, cfg, ids)[3][:40]

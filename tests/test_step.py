@@ -153,7 +153,7 @@ def _emulate_kernels(monkeypatch, holder):
             st.ring_dev[2 * (step % int(ring_len))], st.ring_dev[2 * (step % int(ring_len)) + 1] = pred, step
         else: raise AssertionError(f"unexpected kernel {kernel}")
 
-    for name, fn in dict(rmsnorm=rmsnorm, gemv=gemv, attention_decode=attention_decode, gdn_decode=gdn_decode, lm_head=lm_head,
+    for name, fn in dict(rmsnorm=rmsnorm, engine_gemv=gemv, attention_decode=attention_decode, gdn_decode=gdn_decode, lm_head=lm_head,
                          launch=launch, get_kernel=lambda f, k: k).items():
         monkeypatch.setattr(S, name, fn)
 
@@ -245,7 +245,7 @@ def test_layerwise_gate_on_the_emulated_step(monkeypatch):
     from qwen_engine.gemv import gemv_reference
     def exact_gemv(q, sc, x, epi=0, res=None, out=None, **kw):            # the kernel's arithmetic: exact fp8 products, one rounding
         out.copy_(gemv_reference(q.view(torch.float8_e4m3fn), sc, x, epi, res).to(torch.bfloat16)); return out
-    monkeypatch.setattr(S, "gemv", exact_gemv)
+    monkeypatch.setattr(S, "engine_gemv", exact_gemv)
     st = holder["step"] = DecodeStep(cfg, EW, max_context=128, keep_logits=True, device="cpu")
     r = layerwise(st, W, EW, cfg, [791, 6722, 315, 9625, 374, 12366, 13, 578, 6722, 315, 9635, 374] * 4)
     assert r["engine_pass"] and r["negative_control_fails"], r
