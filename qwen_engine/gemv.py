@@ -5,14 +5,14 @@
 # %% auto #0
 __all__ = ['BLOCK', 'ENGINE_KERNELS', 'V3_KERNELS', 'V8_SWEEP', 'V8_KERNELS', 'V9_SWEEP', 'V9_AWKWARD', 'V9_KERNELS', 'V10_SWEEP',
            'V10_AWKWARD', 'V10_KERNELS', 'V11_SWEEP', 'V11_KERNELS', 'V12_SWEEP', 'V12_KERNELS', 'V13_SWEEP', 'V13_DRY',
-           'V13_MULTI', 'V13_KERNELS', 'V14_SWEEP', 'V14_KERNELS', 'MODEL_SHAPES', 'AWKWARD', 'V12_MARGIN', 'V12_PLAN',
-           'V12_MINB', 'ENGINE_MARGIN', 'ENGINE_CHOICE', 'ENGINE_V14', 'ENGINE_MINB', 'quantize_fp8', 'dequantize_fp8',
-           'gemv_reference', 'gemv_scratch', 'v4_plan', 'v4_scratch', 'v8_plan', 'v8_smem', 'v8_scratch', 'v13_grid',
-           'v13_scratch', 'v14_smem', 'stream_probe', 'gemv', 'lm_head_scratch', 'lm_head', 'engine_plan',
-           'engine_scratch', 'engine_kwargs', 'engine_gemv', 'synth_fp8', 'torch_epilogue', 'check_gemv', 'check_ok',
-           'check_multirow_identity', 'bytes_of', 'time_gemv', 'time_scaled_mm', 'check_lm_head', 'bandwidth_now',
-           'sweep', 'M_PAD_BYTES', 'best_choice', 'token_graph', 'time_lm_head', 'run_all', 'bench_register',
-           'checks_table', 'best_by_variant', 'speed_table', 'speed_plot']
+           'V13_MULTI', 'V13_KERNELS', 'V14_SWEEP', 'V14_KERNELS', 'V14B_SWEEP', 'MODEL_SHAPES', 'AWKWARD',
+           'V12_MARGIN', 'V12_PLAN', 'V12_MINB', 'ENGINE_MARGIN', 'ENGINE_CHOICE', 'ENGINE_V14', 'ENGINE_MINB',
+           'quantize_fp8', 'dequantize_fp8', 'gemv_reference', 'gemv_scratch', 'v4_plan', 'v4_scratch', 'v8_plan',
+           'v8_smem', 'v8_scratch', 'v13_grid', 'v13_scratch', 'v14_smem', 'stream_probe', 'gemv', 'lm_head_scratch',
+           'lm_head', 'engine_plan', 'engine_scratch', 'engine_kwargs', 'engine_gemv', 'synth_fp8', 'torch_epilogue',
+           'check_gemv', 'check_ok', 'check_multirow_identity', 'bytes_of', 'time_gemv', 'time_scaled_mm',
+           'check_lm_head', 'bandwidth_now', 'sweep', 'M_PAD_BYTES', 'best_choice', 'token_graph', 'time_lm_head',
+           'run_all', 'bench_register', 'checks_table', 'best_by_variant', 'speed_table', 'speed_plot']
 
 # %% ../nbs/06_gemv.ipynb #9b77fff9
 import functools, math, time
@@ -197,6 +197,14 @@ def _v14_name(epi, cfg, MT=1, dry=False):
     return f"gemv_fp8_v14<{SR}, {SK}, {RP}, {epi}, {MT}, {D}, {b(E)}, {b(dry)}, {MB}, {b(XS and MT == 1)}>"
 V14_KERNELS = tuple(dict.fromkeys([_v14_name(e, c) for (_, _, e), cs in V14_SWEEP.items() for c in cs]
                                   + [_v14_name(e, c[:2] + V13_MULTI[:2] + (c[4], V13_MULTI[2], c[6], 0), 8) for (_, _, e), cs in V14_SWEEP.items() for c in cs]))
+# v14's second sweep: the 5,120-row shapes without a split (KS = 1: no partials, no arrival counters) and a deeper ring
+# instead; occupancy bounds (MINB) on the large shapes. (results/gemv_v14b_h200.json)
+V14B_SWEEP = {(5120, 6144, 1): ((2, 1, 2, 5, 1, 1, 1, 1), (4, 1, 1, 6, 1, 1, 1, 1), (2, 1, 2, 2, 1, 1, 1, 1), (4, 1, 1, 4, 1, 1, 1, 1),
+                                (4, 1, 1, 2, 1, 1, 1, 1), (4, 1, 2, 2, 1, 1, 2, 1)),
+              (5120, 17408, 1): ((2, 1, 2, 5, 1, 1, 1, 1), (4, 1, 1, 6, 1, 1, 1, 1), (2, 1, 2, 2, 1, 1, 1, 1), (4, 1, 2, 3, 1, 1, 1, 1),
+                                 (4, 1, 1, 2, 1, 1, 1, 1), (4, 1, 2, 2, 1, 1, 2, 1)),
+              (14336, 5120, 0): ((8, 1, 2, 2, 1, 1, 1, 1), (2, 1, 2, 2, 1, 1, 1, 1), (4, 1, 1, 2, 1, 1, 1, 1)),
+              (34816, 5120, 2): ((2, 1, 2, 2, 1, 1, 1, 1), (8, 1, 2, 2, 1, 1, 1, 1))}
 def v14_smem(K: int, SK: int, KS: int) -> int:
     "Bytes of activation a v14 block stages (XS): its steps of 512 elements, the most any block of the split has."
     KST, nsl = K // 512, KS * SK
