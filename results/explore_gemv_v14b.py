@@ -20,7 +20,8 @@ save = lambda: write_record("gemv_v14b_h200", "v14's second sweep (V14B_SWEEP: n
                             "20 repeats), timed with PDL beside the engine's plan (v14), all GEMVs of one token.",
                             "PYTHONPATH=. python3 results/explore_gemv_v14b.py OUT_DIR", rec, out_dir=out)
 bw = G.bandwidth_now(); rec["bandwidth_tbps"] = bw
-names = [G._v14_name(e, c) for (_, _, e), cs in G.V14B_SWEEP.items() for c in cs]
+names = list(dict.fromkeys([G._v14_name(e, c) for (_, _, e), cs in G.V14B_SWEEP.items() for c in cs]          # and the M > 1 builds
+                           + [G._v14_name(e, c[:2] + G.V13_MULTI[:2] + (c[4], G.V13_MULTI[2], c[6], 0), 8) for (_, _, e), cs in G.V14B_SWEEP.items() for c in cs]))
 guard("compile", lambda: G.get_kernel("gemv", names[0], together=tuple(names))); print(f"bandwidth {bw:.3f} TB/s; compiled {el()}")
 table = []
 for (N, K, epi), cfgs in G.V14B_SWEEP.items():
