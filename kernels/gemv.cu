@@ -39,7 +39,14 @@
 //      71 76 62 80 77: faster than v3 on every shape; the engine's GEMV on three of the five shapes (v12 below on two).
 //   v12 gemv_fp8_v12<S, RG, EPI, MINB>: v11 with a row group's tiles interleaved over its warps and split blocks (kt = slice,
 //      slice + slices, ...). (gemv_v12_h200.json, with PDL, same run as v11's plan) 69 75 62 83 78 vs v11 71 76 62 80 77:
-//      THE ENGINE'S on the SwiGLU and down shapes (where it won by > 1 %), v11 on the other three.
+//      the engine's on the SwiGLU and down shapes until v14 (where it won by > 1 %), v11 on the other three.
+//   v13 gemv_fp8_v13<SR, SK, RP, EPI, MT, D, EARLY, DRY, MINB>: whole-row streams: each load instruction of a warp reads 512
+//      contiguous bytes of one row; the mma's n axis holds 8 K segments and the diagonal is kept; a D-step register ring;
+//      EARLY: the first weights requested before the PDL wait. (gemv_v13_h200.json, with PDL) 80 83 61 84 74; DRY (no
+//      math) 93 81 91 95 94; a plain stream of each shape's size (the ceiling): 90 92 83 96 93. M tokens cost M mmas.
+//   v14 gemv_fp8_v14<SR, SK, RP, EPI, MT, D, EARLY, DRY, MINB, XS>: v13 with each step's scales in the ring (v13 waited on
+//      an L2 round trip for them at every step) and, XS, the activation staged in shared memory. (gemv_v14_h200.json,
+//      with PDL) 85 84 62 88 78: THE ENGINE'S on all five shapes (one token's GEMVs 7.54 -> 7.21 ms in the same run).
 //   lm_head_bf16_v2<S>: the same structure for the bf16 vocabulary projection over a row set, with argmax.
 // Weights are read as stored in the checkpoint: row-major [N, K], e4m3, scale_inv [N/128, K/128] (fp32 here).
 #include "common.cu"                                    // qe_grid_wait / qe_grid_launch_dependents (PDL)
