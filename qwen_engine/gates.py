@@ -11,7 +11,7 @@ import math
 import torch
 from .config import ModelConfig, PREFIX
 from . import reference as R
-from .attention import attention_decode, attention_emulated, PAGE
+from .attention import attention_emulated, PAGE
 from .gemv import dequantize_fp8
 from .decode_bench import reference_residuals, redequantize
 
@@ -75,9 +75,7 @@ def engine_attention(step, i: int, X: torch.Tensor, rope=None, kernels: bool = N
         for t in range(T):
             step.ctl[0] = t
             if gpu:
-                step._gemv(L["inp"], X[t:t + 1], 0, qkv)
-                attention_decode(qkv, step.ctl, step.pool, L["idx"], step.table, L["q_norm"], L["k_norm"], c, mix, step.attn_scratch, rope)
-                step._gemv(L["out"], mix, 1, out[t:t + 1], res=zero)
+                step.attention_sublayer(L, X[t:t + 1], out[t:t + 1], zero, rope)
             else:
                 _emulated_gemv(w64["inp"], X[t:t + 1], 0, qkv)
                 _emulated_attention(step, L, t, qkv, mix, rope)

@@ -148,6 +148,18 @@ class DecodeStep:
         self.ctl.copy_(torch.tensor([0, prompt[0], 0, 0, n, 0, 0, 0], dtype=torch.int32))
         self.ring.fill_(-1); self.ring_dev.fill_(-1)
 
+    def attention_sublayer(self, L, x, out, res, rope=None):
+        """An attention layer's mixer and output projection, as the step runs them: out = res + o_proj(attention(qkv_proj(x)))
+        at position ctl[0] (appending its k and v to the layer's cache). `rope`: another rotation table (chapter 09e's
+        negative control). The attention-only gate of chapter 09e calls this same method."""
+        c = self.cfg
+        qkv = self.proj[:, :L["inp"][0].shape[0]]
+        self._gemv(L["inp"], x, 0, qkv)
+        mix = self.mix[:, :c.num_attention_heads * c.head_dim]
+        attention_decode(qkv, self.ctl, self.pool, L["idx"], self.table, L["q_norm"], L["k_norm"], c, mix,
+                         self.attn_scratch, self.rope if rope is None else rope, pdl=self.pdl)
+        self._gemv(L["out"], mix, 1, out, res=res)
+
     def body(self, probe=None):
         """The launches of one decode step, in order; every changing value is read from device memory.
         `probe(i, h)`, eager runs only: called with the residual stream after layer i (for layer-by-layer checks)."""
@@ -163,13 +175,9 @@ class DecodeStep:
                 mix = self.mix[:, :c.gdn_value_dim]
                 gdn_decode(qkvz, x, L["w_b"], L["w_a"], L["conv_w"], L["A_log"], L["dt_bias"], L["norm"], self.conv, self.rec,
                            L["idx"], self.ctl, c, mix, pdl=pdl)
+                self._gemv(L["out"], mix, 1, h[1], res=h[0])
             else:
-                qkv = self.proj[:, :L["inp"][0].shape[0]]
-                self._gemv(L["inp"], x, 0, qkv)
-                mix = self.mix[:, :c.num_attention_heads * c.head_dim]
-                attention_decode(qkv, self.ctl, self.pool, L["idx"], self.table, L["q_norm"], L["k_norm"], c, mix,
-                                 self.attn_scratch, self.rope, pdl=pdl)
-            self._gemv(L["out"], mix, 1, h[1], res=h[0])
+                self.attention_sublayer(L, x, h[1], h[0])
             if not self.omit_norms: rmsnorm(h[1], L["ln2"], eps, x, pdl=pdl)
             self._gemv(L["gate_up"], x, 2, self.act)
             self._gemv(L["down"], self.act, 1, h[0], res=h[1])

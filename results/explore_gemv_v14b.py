@@ -2,7 +2,9 @@
 and occupancy bounds on the large shapes. Each configuration checked against the float64 definition (M = 1, outputs
 poisoned), M = 8 rows bit-identical to M = 1, 20 repeats; timed with PDL beside the engine's plan (v14 since
 gemv_v14_h200) in the same run; all GEMVs of one token for the engine's plan and the best mix.
-Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_v14b.py OUT_DIR (gemv_v14b_h200.json)"""
+Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_v14b.py OUT_DIR (gemv_v14b_h200.json). Give it 400 s or more: its first
+run (results/gemv_v14b_h200_log.txt) spent 140 s before its first timing, most of it (attributed, not measured) in the
+one-pass compile of the engine's kernels (ENGINE_KERNELS) that timing the engine's plan asks for."""
 import sys, time
 import torch
 from qwen_engine import gemv as G

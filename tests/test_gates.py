@@ -83,7 +83,7 @@ def test_the_kernel_calls_are_wired_as_the_emulation(tiny, monkeypatch):
         pool.kv[0, layer, pg, :, pos % PAGE], pool.kv[1, layer, pg, :, pos % PAGE] = k[0], v[0]
         out.copy_(o)
     monkeypatch.setattr(S, "engine_gemv", gemv)
-    monkeypatch.setattr(G, "attention_decode", attention_decode)
+    monkeypatch.setattr(S, "attention_decode", attention_decode)
     st = DecodeStep(cfg, EW, max_context=128, device="cpu")
     X = attention_inputs(W, cfg, ids)[3][:40]
     a, b = engine_attention(st, 3, X, kernels=True), engine_attention(st, 3, X, kernels=False)
