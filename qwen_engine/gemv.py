@@ -197,14 +197,17 @@ def _v14_name(epi, cfg, MT=1, dry=False):
     return f"gemv_fp8_v14<{SR}, {SK}, {RP}, {epi}, {MT}, {D}, {b(E)}, {b(dry)}, {MB}, {b(XS and MT == 1)}>"
 V14_KERNELS = tuple(dict.fromkeys([_v14_name(e, c) for (_, _, e), cs in V14_SWEEP.items() for c in cs]
                                   + [_v14_name(e, c[:2] + V13_MULTI[:2] + (c[4], V13_MULTI[2], c[6], 0), 8) for (_, _, e), cs in V14_SWEEP.items() for c in cs]))
-# v14's second sweep: the 5,120-row shapes without a split (KS = 1: no partials, no arrival counters) and a deeper ring
-# instead; occupancy bounds (MINB) on the large shapes. (results/gemv_v14b_h200.json)
-V14B_SWEEP = {(5120, 6144, 1): ((2, 1, 2, 5, 1, 1, 1, 1), (4, 1, 1, 6, 1, 1, 1, 1), (2, 1, 2, 2, 1, 1, 1, 1), (4, 1, 1, 4, 1, 1, 1, 1),
-                                (4, 1, 1, 2, 1, 1, 1, 1), (4, 1, 2, 2, 1, 1, 2, 1)),
-              (5120, 17408, 1): ((2, 1, 2, 5, 1, 1, 1, 1), (4, 1, 1, 6, 1, 1, 1, 1), (2, 1, 2, 2, 1, 1, 1, 1), (4, 1, 2, 3, 1, 1, 1, 1),
-                                 (4, 1, 1, 2, 1, 1, 1, 1), (4, 1, 2, 2, 1, 1, 2, 1)),
-              (14336, 5120, 0): ((8, 1, 2, 2, 1, 1, 1, 1), (2, 1, 2, 2, 1, 1, 1, 1), (4, 1, 1, 2, 1, 1, 1, 1)),
-              (34816, 5120, 2): ((2, 1, 2, 2, 1, 1, 1, 1), (8, 1, 2, 2, 1, 1, 1, 1))}
+# v14's second sweep (prepared; its first run ran out of device time after one configuration: gemv_v14b_h200_log.txt).
+# What v14's sweep suggests: on q|gate|k|v two row pairs a warp with a 2-step ring (85 %) beat one pair with 3 or 4 steps
+# (75 %, 64 %) at about the same bytes in flight, so more rows a step, not a deeper ring; and the 5,120-row shapes have
+# not yet had that shape of configuration with their split. Also: no split with a deep ring there (49.6 % on out_proj).
+V14B_SWEEP = {(5120, 6144, 1): ((4, 1, 2, 2, 1, 1, 2, 1), (4, 1, 2, 2, 1, 1, 3, 1), (4, 1, 4, 2, 1, 1, 2, 1), (2, 1, 2, 2, 1, 1, 2, 1),
+                                (2, 1, 2, 5, 1, 1, 1, 1)),
+              (5120, 17408, 1): ((4, 1, 2, 2, 1, 1, 2, 1), (4, 1, 2, 2, 1, 1, 4, 1), (4, 1, 4, 2, 1, 1, 2, 1), (2, 1, 2, 2, 1, 1, 2, 1),
+                                 (2, 1, 2, 5, 1, 1, 1, 1)),
+              (14336, 5120, 0): ((4, 1, 4, 2, 1, 1, 1, 1), (8, 1, 2, 2, 1, 1, 1, 1), (2, 1, 2, 2, 1, 1, 1, 1)),
+              (16384, 5120, 0): ((4, 1, 2, 2, 1, 1, 1, 1), (4, 1, 4, 2, 1, 1, 1, 1), (4, 1, 2, 2, 1, 1, 1, 0)),
+              (34816, 5120, 2): ((4, 1, 4, 2, 1, 1, 1, 1), (8, 1, 2, 2, 1, 1, 1, 1))}
 def v14_smem(K: int, SK: int, KS: int) -> int:
     "Bytes of activation a v14 block stages (XS): its steps of 512 elements, the most any block of the split has."
     KST, nsl = K // 512, KS * SK
