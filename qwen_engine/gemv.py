@@ -230,7 +230,9 @@ def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None,
     """y[M, Nout] = epilogue(x[M, K] @ W[N, K]^T), W fp8 e4m3 row-major with fp32 block scales [N/128, K/128].
     epi 0: store bf16; 1: add `res` [M, N] (bf16) after rounding; 2: SwiGLU over the fused [gate; up] rows (Nout = N/2).
     `minb` > 0 (v3, v11): the same kernel compiled to keep at least `minb` blocks resident per SM (gemv_fp8_v3b, v11b).
-    `pdl` (v3, v8-v11): launch as a programmatic dependent (the kernel may start while the one before it finishes)."""
+    `pdl` (v3, v8-v14): launch as a programmatic dependent (the kernel may start while the one before it finishes).
+    v13/v14: S is SR (warps on distinct rows), D the ring's steps, `minb` 1 or 0 for none, `v13opt` = (SK warps splitting K
+    in a block, RP row pairs a warp, EARLY[, XS]); M > 1 launches the 8-token build (V13_MULTI) with the same K split."""
     import numpy as np
     N, K = q.shape
     M = x.shape[0]
