@@ -9,10 +9,11 @@ __all__ = ['BLOCK', 'ENGINE_KERNELS', 'V3_KERNELS', 'V8_SWEEP', 'V8_KERNELS', 'V
            'V12_MARGIN', 'V12_PLAN', 'V12_MINB', 'ENGINE_MARGIN', 'ENGINE_CHOICE', 'ENGINE_V14', 'ENGINE_MINB',
            'quantize_fp8', 'dequantize_fp8', 'gemv_reference', 'gemv_scratch', 'v4_plan', 'v4_scratch', 'v8_plan',
            'v8_smem', 'v8_scratch', 'v13_grid', 'v13_scratch', 'v14_smem', 'stream_probe', 'gemv', 'lm_head_scratch',
-           'lm_head', 'engine_plan', 'engine_scratch', 'engine_kwargs', 'engine_gemv', 'synth_fp8', 'torch_epilogue',
-           'check_gemv', 'check_ok', 'check_multirow_identity', 'bytes_of', 'time_gemv', 'time_scaled_mm',
-           'check_lm_head', 'bandwidth_now', 'sweep', 'M_PAD_BYTES', 'best_choice', 'token_graph', 'time_lm_head',
-           'run_all', 'bench_register', 'checks_table', 'best_by_variant', 'speed_table', 'speed_plot']
+           'lm_head', 'engine_plan', 'engine_scratch', 'engine_kwargs', 'engine_gemv', 'engine_choice', 'synth_fp8',
+           'torch_epilogue', 'check_gemv', 'check_ok', 'check_multirow_identity', 'bytes_of', 'time_engine',
+           'time_gemv', 'time_scaled_mm', 'check_lm_head', 'bandwidth_now', 'sweep', 'M_PAD_BYTES', 'best_choice',
+           'token_graph', 'time_lm_head', 'run_all', 'bench_register', 'checks_table', 'best_by_variant', 'speed_table',
+           'speed_plot']
 
 # %% ../nbs/06_gemv.ipynb #9b77fff9
 import functools, math, time
@@ -405,6 +406,13 @@ def engine_gemv(q, scale, x, epi: int, res, out, scratch, pdl: bool = False):
     "The engine's GEMV for this shape: its plan's variant and configuration (`scratch` from engine_scratch)."
     return gemv(q, scale, x, epi, res, out=out, scratch=scratch, pdl=pdl, **engine_kwargs(*q.shape, epi))
 
+def engine_choice(N: int, K: int, epi: int) -> tuple:
+    "The engine's configuration for this shape as a `token_graph` choice entry: (variant, S, RG, KS, bps, D[, C, v13opt])."
+    p = engine_plan(N, K, epi)
+    if p[0] != 14: return p + (4, 4)
+    SK, RP, D, E, XS = ENGINE_V14[(N, K, epi)]
+    return p + (4, D, 8, (SK, RP, E, XS))
+
 def synth_fp8(N, K, gen, device="cuda"):
     "A trained-looking fp8 matrix: per-row and per-column structure, quantised per 128x128 block (max |e4m3| = 448 per block)."
     w = torch.randn(N, K, generator=gen, device=device) * torch.exp(0.5 * torch.randn(N, 1, generator=gen, device=device)) \
@@ -465,6 +473,11 @@ def check_multirow_identity(N, K, epi, gen, S, RG, KS=1, variant=3, bps=4, D=4, 
 
 def bytes_of(N, K, M=1, epi=0):
     return N * K + (N // 128) * (K // 128) * 4 + M * K * 2 + M * (N // 2 if epi == 2 else N) * 2 + (M * N * 2 if epi == 1 else 0)
+
+def time_engine(N, K, epi, gen, M=1, pdl=True):
+    "time_gemv of the engine's configuration for this shape (engine_kwargs): the baseline the explorations compare with."
+    kw = engine_kwargs(N, K, epi)
+    return time_gemv(N, K, epi, kw.pop("S"), kw.pop("RG"), gen, M=M, pdl=pdl, **kw)
 
 def time_gemv(N, K, epi, S, RG, gen, M=1, variant=3, KS=1, bps=4, D=4, v7opt=(0, False), C=8, pdl=False, dry=False, conv=1, minb=0, v13opt=(1, 1, True)):
     "Microseconds per call in a CUDA graph that cycles through enough distinct weight copies to miss L2."
@@ -566,8 +579,7 @@ def token_graph(choice, gen, bw, c=None, pdl: bool = False, minb: dict = None):
         layers.append([first, (H, oin, 1), (2 * I, H, 2), (H, I, 1)])
     minb = minb if minb is not None else ENGINE_MINB if choice is None else {}
     if choice is None:
-        choice = {k: engine_plan(*k) + ((4, ENGINE_V14[k][2], 8, ENGINE_V14[k][:2] + ENGINE_V14[k][3:]) if k in ENGINE_V14 and engine_plan(*k)[0] == 14 else (4, 4))
-                  for L in layers for k in L}
+        choice = {k: engine_choice(*k) for L in layers for k in L}
         choice["lm_head"] = ENGINE_CHOICE["lm_head"]
     mats, nbytes = [], 0
     for L in layers:

@@ -165,17 +165,18 @@ def analyse_probe(pr, khz):
 
 def pairs(variants, n=48):
     "A graph of [GEMV 16384 x 5120 -> qkvz, GDN(layer i)] x n: us per pair; GDN plain or pdl=True; GEMV alone as the base."
-    from qwen_engine.gemv import gemv, synth_fp8, engine_plan
+    from qwen_engine.gemv import gemv, synth_fp8, engine_kwargs
     from qwen_engine.runtime import rotation_count
     N, K = C + VD, HID
-    v, Sg, RG, KS = engine_plan(N, K, 0)
+    ekw = engine_kwargs(N, K, 0)                        # the engine's GEMV configuration for this shape, whatever its variant
+    v, Sg, RG, KS = ekw["variant"], ekw["S"], ekw["RG"], ekw["KS"]
     gen = torch.Generator(device=DEV).manual_seed(21)
     nw = rotation_count(N * K)
     ws = [synth_fp8(N, K, gen) for _ in range(nw)]
     S = shared_layers(n)
     x = S["x"][:1].contiguous()
     qkvz = torch.empty(1, N, dtype=BF, device=DEV)
-    gkw = lambda pdl: dict(S=Sg, RG=RG, KS=KS, variant=v, out=qkvz, **(dict(pdl=True) if pdl else {}))
+    gkw = lambda pdl: dict(ekw, out=qkvz, **(dict(pdl=True) if pdl else {}))
     def pair(gv, gpdl, gemv_pdl):
         def f(i):
             w = ws[i % nw]

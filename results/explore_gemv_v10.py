@@ -70,6 +70,7 @@ table = []
 for N, K, epi, role in G.MODEL_SHAPES:
     RG = 2 if epi == 2 else 1
     nbytes = G.bytes_of(N, K, 1, epi)
+    # NOTE: the engine's plan when this ran (v3 or v11 then); since gemv_v14_h200 the plan is v14, and a re-run forces the old variant onto v14's S and KS: not the recorded baseline.
     v, S, RGe, KS = G.engine_plan(N, K, epi)
     row = dict(N=N, K=K, epi=epi, role=role, bytes=nbytes)
     row["v3_engine_us"] = us3 = guard("time v3", lambda: G.time_gemv(N, K, epi, S, RGe, gen, variant=3, KS=KS))

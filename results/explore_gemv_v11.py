@@ -44,6 +44,7 @@ table = []
 for N, K, epi, role in G.MODEL_SHAPES:
     RG = 2 if epi == 2 else 1
     nbytes = G.bytes_of(N, K, 1, epi)
+    # NOTE: the engine's plan when this ran (v3 or v11 then); since gemv_v14_h200 the plan is v14, and a re-run forces the old variant onto v14's S and KS: not the recorded baseline.
     v, S3, RG3, KS3 = G.engine_plan(N, K, epi)
     mb3 = G.ENGINE_MINB.get((N, K, epi), 0)
     row = dict(N=N, K=K, epi=epi, role=role, bytes=nbytes)

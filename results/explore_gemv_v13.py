@@ -69,8 +69,8 @@ table = []
 for N, K, epi, role in G.MODEL_SHAPES:
     RG = 2 if epi == 2 else 1
     nbytes = G.bytes_of(N, K, 1, epi)
-    v, S3, RG3, KS3 = G.engine_plan(N, K, epi)
-    mb3 = G.ENGINE_MINB.get((N, K, epi), 0)
+    v, S3, RG3, KS3 = G.V12_PLAN[(N, K, epi)]               # the engine's plan when this ran (v11/v12)
+    mb3 = G.V12_MINB.get((N, K, epi), 0)
     row = dict(N=N, K=K, epi=epi, role=role, bytes=nbytes, engine=(v, S3, KS3, mb3))
     row["engine_pdl_us"] = guard("time engine", lambda: G.time_gemv(N, K, epi, S3, RG3, gen, variant=v, KS=KS3, minb=mb3, pdl=True))
     for cfg in good.get((N, K, epi), []) + [("dry",) + c for c in G.V13_DRY[(N, K, epi)]]:
@@ -92,8 +92,8 @@ save()
 # 4. M = 8 (speculative verify) at the largest shape, engine vs v13 best.
 for r in table[:1]:
     N, K, epi = r["N"], r["K"], r["epi"]
-    v, S3, RG3, KS3 = G.engine_plan(N, K, epi)
-    r["engine_m8_us"] = guard("m8 engine", lambda: G.time_gemv(N, K, epi, S3, RG3, gen, M=8, variant=v, KS=KS3, minb=G.ENGINE_MINB.get((N, K, epi), 0), pdl=True))
+    v, S3, RG3, KS3 = G.V12_PLAN[(N, K, epi)]
+    r["engine_m8_us"] = guard("m8 engine", lambda: G.time_gemv(N, K, epi, S3, RG3, gen, M=8, variant=v, KS=KS3, minb=G.V12_MINB.get((N, K, epi), 0), pdl=True))
     if r["v13_best_pdl"]:
         SR, SK, RP, D, E, MB, KS = r["v13_best_pdl"]["cfg"]
         r["v13_m8_us"] = guard("m8 v13", lambda: G.time_gemv(N, K, epi, SR, 1, gen, M=8, variant=13, KS=KS, D=D, minb=MB, v13opt=(SK, RP, bool(E)), pdl=True))
@@ -108,10 +108,11 @@ for r in table:
         SR, SK, RP, D, E, MB, KS = b["cfg"]
         ch[k] = (13, SR, 2 if k[2] == 2 else 1, KS, 4, D, 8, (SK, RP, bool(E))); mbd[k] = MB
     else:
-        ch[k] = G.engine_plan(*k) + (4, 4); mbd[k] = G.ENGINE_MINB.get(k, 0)
+        ch[k] = G.V12_PLAN[k] + (4, 4); mbd[k] = G.V12_MINB.get(k, 0)
 ch["lm_head"] = G.ENGINE_CHOICE["lm_head"]
+V12_CHOICE = {k: v + (4, 4) for k, v in G.V12_PLAN.items()} | {"lm_head": G.ENGINE_CHOICE["lm_head"]}
 rec["token"] = {}
-for name, c, m in (("engine", None, None), ("v13_mix", ch, mbd)):
+for name, c, m in (("engine", V12_CHOICE, G.V12_MINB), ("v13_mix", ch, mbd)):
     t = guard(f"token {name}", lambda: G.token_graph(c, gen, bw, pdl=True, minb=m))
     if t: rec["token"][name] = t; print(f"token {name:10s} pdl: {t['ms']:.3f} ms, floor {t['floor_ms']:.3f}, ratio {t['ratio']:.3f} {el()}")
 rec["v13_choice"] = {f"{k[0]}x{k[1]}:{k[2]}": list(v[:7]) + (list(v[7]) if len(v) > 7 else []) for k, v in ch.items() if isinstance(k, tuple)}

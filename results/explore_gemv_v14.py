@@ -28,9 +28,7 @@ bw = G.bandwidth_now(); rec["bandwidth_tbps"] = bw
 print(f"read bandwidth now: {bw:.3f} TB/s {el()}")
 guard("compile", lambda: G.get_kernel("gemv", G.V14_KERNELS[0], together=G.V14_KERNELS)); print(f"compiled {len(G.V14_KERNELS)} v14 builds {el()}")
 
-def kw_of(cfg, variant=14):
-    SR, SK, RP, D, E, MB, KS, *XS = cfg
-    return dict(variant=variant, KS=KS, D=D, minb=MB, v13opt=(SK, RP, bool(E), bool(XS and XS[0])))
+kw_of = explore_util.v14_kwargs
 
 good = {}
 for (N, K, epi), cfgs in G.V14_SWEEP.items():
@@ -60,8 +58,8 @@ table = []
 for N, K, epi, role in G.MODEL_SHAPES:
     RG = 2 if epi == 2 else 1
     nbytes = G.bytes_of(N, K, 1, epi)
-    v, S3, RG3, KS3 = G.engine_plan(N, K, epi)
-    mb3 = G.ENGINE_MINB.get((N, K, epi), 0)
+    v, S3, RG3, KS3 = G.V12_PLAN[(N, K, epi)]               # the engine's plan when this ran (v11/v12)
+    mb3 = G.V12_MINB.get((N, K, epi), 0)
     row = dict(N=N, K=K, epi=epi, role=role, bytes=nbytes, engine=(v, S3, KS3, mb3))
     row["engine_pdl_us"] = guard("time engine", lambda: G.time_gemv(N, K, epi, S3, RG3, gen, variant=v, KS=KS3, minb=mb3, pdl=True))
     b13 = V13_BEST.get((N, K, epi))
@@ -86,13 +84,14 @@ for r in table:
     opts = [(r["engine_pdl_us"], "engine", None), (r["v13_best_pdl_us"], 13, r["v13_best_cfg"]), (r["v14_best_pdl"] and r["v14_best_pdl"]["us"], 14, r["v14_best_pdl"] and r["v14_best_pdl"]["cfg"])]
     us, v, cfg = min((o for o in opts if o[0]), key=lambda o: o[0])
     if v == "engine":
-        ch[k] = G.engine_plan(*k) + (4, 4); mbd[k] = G.ENGINE_MINB.get(k, 0)
+        ch[k] = G.V12_PLAN[k] + (4, 4); mbd[k] = G.V12_MINB.get(k, 0)
     else:
         SR, SK, RP, D, E, MB, KS, *XS = cfg
         ch[k] = (v, SR, 2 if k[2] == 2 else 1, KS, 4, D, 8, (SK, RP, bool(E), bool(XS and XS[0]))); mbd[k] = MB
 ch["lm_head"] = G.ENGINE_CHOICE["lm_head"]
+V12_CHOICE = {k: v + (4, 4) for k, v in G.V12_PLAN.items()} | {"lm_head": G.ENGINE_CHOICE["lm_head"]}
 rec["token"] = {}
-for name, c, m in (("engine", None, None), ("best_mix", ch, mbd)):
+for name, c, m in (("engine", V12_CHOICE, G.V12_MINB), ("best_mix", ch, mbd)):
     t = guard(f"token {name}", lambda: G.token_graph(c, gen, bw, pdl=True, minb=m))
     if t: rec["token"][name] = t; print(f"token {name:10s} pdl: {t['ms']:.3f} ms, floor {t['floor_ms']:.3f}, ratio {t['ratio']:.3f} {el()}")
 rec["choice"] = {f"{k[0]}x{k[1]}:{k[2]}": list(v[:7]) + (list(v[7]) if len(v) > 7 else []) + [mbd[k]] for k, v in ch.items() if isinstance(k, tuple)}

@@ -29,8 +29,7 @@ table = []
 for (N, K, epi), cfgs in G.V14B_SWEEP.items():
     RG = 2 if epi == 2 else 1
     nbytes = G.bytes_of(N, K, 1, epi)
-    kwe = G.engine_kwargs(N, K, epi); Se, RGe = kwe.pop("S"), kwe.pop("RG")
-    row = dict(N=N, K=K, epi=epi, bytes=nbytes, engine_pdl_us=guard("time engine", lambda: G.time_gemv(N, K, epi, Se, RGe, gen, pdl=True, **kwe)))
+    row = dict(N=N, K=K, epi=epi, bytes=nbytes, engine_pdl_us=guard("time engine", lambda: G.time_engine(N, K, epi, gen)))
     for cfg in cfgs:
         kw = explore_util.v14_kwargs(cfg)
         c = guard(f"check {N}x{K} {cfg}", lambda: G.check_gemv(N, K, epi, 1, gen, cfg[0], RG, **kw))

@@ -220,3 +220,19 @@ def test_check_ok_and_the_explorations_guard():
     rec = dict(errors=[])
     assert eu.guard(rec, "fine", lambda: 7) == 7 and rec["errors"] == []
     assert eu.guard(rec, "part x", lambda: 1 / 0) is None and rec["errors"] == ["part x: ZeroDivisionError: division by zero"]
+
+
+def test_engine_configuration_helpers_agree():
+    """engine_kwargs (the step's launches), engine_choice (token_graph's entries) and time_engine's baseline describe one
+    configuration per shape; and the v13/v14 explorations timed V12_PLAN as their "engine" (their scripts now pin it)."""
+    from qwen_engine.gemv import MODEL_SHAPES, ENGINE_V14, V12_PLAN, engine_plan, engine_kwargs, engine_choice
+    for N, K, e, _ in MODEL_SHAPES:
+        kw, ch = engine_kwargs(N, K, e), engine_choice(N, K, e)
+        assert (kw["variant"], kw["S"], kw["RG"], kw["KS"]) == engine_plan(N, K, e) == ch[:4]
+        if ch[0] == 14:
+            SK, RP, D, E, XS = ENGINE_V14[(N, K, e)]
+            assert kw["D"] == ch[5] == D and kw["v13opt"] == ch[7] == (SK, RP, E, XS)
+    for name in ("gemv_v13_h200", "gemv_v14_h200"):
+        for r in read_record(name)["data"]["table"]:
+            p = V12_PLAN[(r["N"], r["K"], r["epi"])]
+            assert list(r["engine"][:3]) == [p[0], p[1], p[3]], (name, r["N"], r["K"])
