@@ -202,10 +202,12 @@ V14_KERNELS = tuple(dict.fromkeys([_v14_name(e, c) for (_, _, e), cs in V14_SWEE
 # What v14's sweep suggests: on q|gate|k|v two row pairs a warp with a 2-step ring (85 %) beat one pair with 3 or 4 steps
 # (75 %, 64 %) at about the same bytes in flight, so more rows a step, not a deeper ring; and the 5,120-row shapes have
 # not yet had that shape of configuration with their split. Also: no split with a deep ring there (49.6 % on out_proj).
+# (The no-split deep ring, (2, 1, 2, 5, 1, 1, 1, 1), left the sweep after its 49.6 % on out_proj; 8-row warps and a
+# 3-way split with the 2-step ring took its place.)
 V14B_SWEEP = {(5120, 6144, 1): ((4, 1, 2, 2, 1, 1, 2, 1), (4, 1, 2, 2, 1, 1, 3, 1), (4, 1, 4, 2, 1, 1, 2, 1), (2, 1, 2, 2, 1, 1, 2, 1),
-                                (2, 1, 2, 5, 1, 1, 1, 1)),
+                                (4, 1, 2, 3, 1, 1, 3, 1), (2, 1, 4, 2, 1, 1, 2, 1)),
               (5120, 17408, 1): ((4, 1, 2, 2, 1, 1, 2, 1), (4, 1, 2, 2, 1, 1, 4, 1), (4, 1, 4, 2, 1, 1, 2, 1), (2, 1, 2, 2, 1, 1, 2, 1),
-                                 (2, 1, 2, 5, 1, 1, 1, 1)),
+                                 (4, 1, 2, 2, 1, 1, 3, 1), (2, 1, 4, 2, 1, 1, 2, 1)),
               (14336, 5120, 0): ((4, 1, 4, 2, 1, 1, 1, 1), (8, 1, 2, 2, 1, 1, 1, 1), (2, 1, 2, 2, 1, 1, 1, 1)),
               (16384, 5120, 0): ((4, 1, 2, 2, 1, 1, 1, 1), (4, 1, 4, 2, 1, 1, 1, 1), (4, 1, 2, 2, 1, 1, 1, 0)),
               (34816, 5120, 2): ((4, 1, 4, 2, 1, 1, 1, 1), (8, 1, 2, 2, 1, 1, 1, 1))}
