@@ -47,6 +47,9 @@
 //   v14 gemv_fp8_v14<SR, SK, RP, EPI, MT, D, EARLY, DRY, MINB, XS>: v13 with each step's scales in the ring (v13 waited on
 //      an L2 round trip for them at every step) and, XS, the activation staged in shared memory. (gemv_v14_h200.json,
 //      with PDL) 85 84 62 88 78: THE ENGINE'S on all five shapes (one token's GEMVs 7.54 -> 7.21 ms in the same run).
+//   v15 gemv_fp8_v15<SR, SK, RP, EPI, MT, D, EARLY, MINB, XS, CL>: v14 with the K split's CL blocks one thread-block
+//      cluster: the partial sums meet in rank 0's shared memory after a cluster barrier, not through global memory, a
+//      fence and a counter (the split's end was a chain of three global round trips). Same sums in the same order.
 //   lm_head_bf16_v2<S>: the same structure for the bf16 vocabulary projection over a row set, with argmax.
 // Weights are read as stored in the checkpoint: row-major [N, K], e4m3, scale_inv [N/128, K/128] (fp32 here).
 #include "common.cu"                                    // qe_grid_wait / qe_grid_launch_dependents (PDL)
@@ -1300,17 +1303,29 @@ __device__ __forceinline__ void v13_math(float (&acc)[MT][RP][2], const uint4 (&
   }
 }
 
+// Thread-block cluster primitives (v15). The arrive after the grid wait and the wait before the first remote store form
+// one barrier phase ("every block has started"); the arrive.release / wait pair after the stores forms the second.
+__device__ __forceinline__ void gemv_cluster_arrive() { asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory"); }
+__device__ __forceinline__ void gemv_cluster_arrive_release() { asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory"); }
+__device__ __forceinline__ void gemv_cluster_wait() { asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory"); }
+__device__ __forceinline__ unsigned gemv_mapa(unsigned a, unsigned rank) {
+  unsigned r; asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(rank)); return r;
+}
+__device__ __forceinline__ void gemv_st_cluster(unsigned a, float v) { asm volatile("st.shared::cluster.f32 [%0], %1;" :: "r"(a), "f"(v) : "memory"); }
+
 // SP (v14): the block scales of the steps in the ring are loaded with their weights; v13 loads a step's scales when it
 // computes it, so each step waits on an L2 round trip (the scales of a row block are new to the SM at every step).
 // XS (v14, M = 1): the block's part of the activation is staged in shared memory once (dynamic, 1 KB per step), not
 // carried in the register ring; the ring then holds only weights and scales (fewer registers, more warps per SM).
-template <int SR, int SK, int RP, int EPI, int MT, int D, bool EARLY, bool DRY, bool SP, bool XS = false>
+// CL (v15): the KS = CL blocks of a row set are one thread-block cluster; the split's sums meet in rank 0's shared memory.
+template <int SR, int SK, int RP, int EPI, int MT, int D, bool EARLY, bool DRY, bool SP, bool XS = false, int CL = 0>
 __device__ __forceinline__ void gemv_v13_body(const unsigned char* __restrict__ W, const float* __restrict__ scale,
                                               const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
                                               unsigned short* __restrict__ y, int N, int K, int M, int ldy,
                                               float* __restrict__ partial, unsigned* __restrict__ counters) {
   static_assert(D >= 2 && RP >= 1 && 2 * RP * MT <= 32, "ring of 2+ steps; one lane per output in the epilogue");
   static_assert(!XS || MT == 1, "the shared-memory activation is the one-token build's");
+  static_assert(CL == 0 || (CL >= 2 && !DRY), "a cluster of 2+ blocks, with the math");
   extern __shared__ uint4 xsm[];
   __shared__ float red[SR][SK > 1 ? SK - 1 : 1][MT][RP][2];
   __shared__ unsigned last;
@@ -1347,6 +1362,7 @@ __device__ __forceinline__ void gemv_v13_body(const unsigned char* __restrict__ 
   }
   qe_grid_wait();
   qe_grid_launch_dependents();
+  if (CL) gemv_cluster_arrive();                           // v15: "started"; the wait before the first remote store pairs it
   const int b0 = (KST * blockIdx.y * SK) / nsl;            // the block's first step (XS stages steps [b0, b1))
   if (XS) {
     const int b1 = (KST * (blockIdx.y + 1) * SK) / nsl;
@@ -1415,9 +1431,36 @@ __device__ __forceinline__ void gemv_v13_body(const unsigned char* __restrict__ 
 #pragma unroll
           for (int p = 0; p < RP; ++p) { acc[m][p][0] += red[wr][w][m][p][0]; acc[m][p][1] += red[wr][w][m][p][1]; }
   }
+  // v15: the CL blocks of this row set (one cluster, rank = blockIdx.y) store their sums into rank 0's shared memory;
+  // after the cluster barrier rank 0 adds them in block order, as the last block to arrive does below.
+  if (CL) {
+    __shared__ float cred[CL ? CL : 1][SR][MT * RP * 2];
+    gemv_cluster_wait();                                   // every block of the cluster is running (its shared memory exists)
+    if (wk == 0 && lane == 0) {
+      const unsigned dst = gemv_mapa(qe_smem_u32(&cred[blockIdx.y][wr][0]), 0);
+#pragma unroll
+      for (int m = 0; m < MT; ++m)
+#pragma unroll
+        for (int p = 0; p < RP; ++p) { gemv_st_cluster(dst + 4 * (m * RP + p) * 2, acc[m][p][0]); gemv_st_cluster(dst + 4 * ((m * RP + p) * 2 + 1), acc[m][p][1]); }
+    }
+    gemv_cluster_arrive_release();
+    gemv_cluster_wait();                                   // acquire: the other ranks' stores are visible to rank 0
+    if (blockIdx.y != 0) return;
+    if (wk == 0) {
+#pragma unroll
+      for (int m = 0; m < MT; ++m)
+#pragma unroll
+        for (int p = 0; p < RP; ++p) acc[m][p][0] = acc[m][p][1] = 0.f;
+      for (int b = 0; b < CL; ++b)
+#pragma unroll
+        for (int m = 0; m < MT; ++m)
+#pragma unroll
+          for (int p = 0; p < RP; ++p) { acc[m][p][0] += cred[b][wr][(m * RP + p) * 2]; acc[m][p][1] += cred[b][wr][(m * RP + p) * 2 + 1]; }
+    }
+  }
   // The KS blocks of this row set, in block order, by the last block to arrive.
   const int KS = gridDim.y;
-  if (KS > 1) {
+  if (!CL && KS > 1) {
     const int nv = MT * RP * 2;
     if (wk == 0 && lane == 0) {
       float* mine = partial + (((size_t)blockIdx.x * KS + blockIdx.y) * SR + wr) * nv;
@@ -1482,6 +1525,14 @@ __global__ void __launch_bounds__(32 * SR * SK, MINB) gemv_fp8_v14(const unsigne
                                                                 unsigned short* __restrict__ y, int N, int K, int M, int ldy,
                                                                 float* __restrict__ partial, unsigned* __restrict__ counters) {
   gemv_v13_body<SR, SK, RP, EPI, MT, D, EARLY, DRY, true, XS>(W, scale, x, res, y, N, K, M, ldy, partial, counters);
+}
+// v15: v14 with the K split (KS = CL blocks) reduced inside a thread-block cluster instead of through global memory.
+template <int SR, int SK, int RP, int EPI, int MT, int D, bool EARLY, int MINB, bool XS, int CL>
+__global__ void __cluster_dims__(1, CL, 1) __launch_bounds__(32 * SR * SK, MINB) gemv_fp8_v15(
+    const unsigned char* __restrict__ W, const float* __restrict__ scale, const unsigned short* __restrict__ x,
+    const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
+    float* __restrict__ partial, unsigned* __restrict__ counters) {
+  gemv_v13_body<SR, SK, RP, EPI, MT, D, EARLY, false, true, XS, CL>(W, scale, x, res, y, N, K, M, ldy, partial, counters);
 }
 
 // A plain stream over `n16` 16-byte words with the GEMV's PDL calls: the ceiling of a kernel of this size in a chain.
