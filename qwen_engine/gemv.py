@@ -279,7 +279,7 @@ def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None,
         part, cnt = scratch if scratch is not None else v4_scratch(N, K, RG, epi, bps, q.device)
         launch(get_kernel("gemv", f"gemv_fp8_v4<{RG}, {epi}>"), (blocks,), (128,), args + (part, cnt))
         return out
-    assert variant in (3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14) and 1 <= KS <= 16
+    assert variant in (3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15) and 1 <= KS <= 16
     if variant == 7:
         if KS > 1 and scratch is None: scratch = gemv_scratch(N, RG, KS, epi, q.device)
         part, cnt = scratch if KS > 1 else (out, out)

@@ -236,3 +236,28 @@ def test_engine_configuration_helpers_agree():
         for r in read_record(name)["data"]["table"]:
             p = V12_PLAN[(r["N"], r["K"], r["epi"])]
             assert list(r["engine"][:3]) == [p[0], p[1], p[3]], (name, r["N"], r["K"])
+
+def test_v15_sweep_launches_through_the_launcher(monkeypatch):
+    """Every build the v15 sweep launches (its epilogue and check_gemv's plain projection, M = 1 and 8) gets through
+    gemv()'s argument checks to a kernel named in V15_KERNELS, with KS blocks on the grid's y axis and no scratch.
+    (A launcher check not updated for a new variant cost a device call twice: this runs it on the CPU first.)"""
+    from unittest import mock
+    from qwen_engine import gemv as G
+    from results import explore_util
+    named, grids = [], []
+    class Kern: max_dynamic_shared_size_bytes = 0
+    monkeypatch.setattr(G, "get_kernel", lambda mod, name, together=(): (named.append(name), Kern())[1])
+    monkeypatch.setattr(G, "_engine_kernel", lambda name: (named.append(name), Kern())[1])
+    monkeypatch.setattr(G, "launch", lambda k, grid, block, args, smem=0, pdl=False: grids.append((grid, args)))
+    monkeypatch.setattr(torch.Tensor, "is_cuda", mock.PropertyMock(return_value=True))
+    for (N, K, epi), cfgs in G.V15_SWEEP.items():
+        q, sc = torch.zeros(N, K, dtype=torch.uint8), torch.zeros(N // 128, K // 128)
+        for cfg in cfgs:
+            for M in (1, 8):
+                x, res = torch.zeros(M, K, dtype=torch.bfloat16), torch.zeros(M, N, dtype=torch.bfloat16)
+                for e in (epi, 0):
+                    G.gemv(q, sc, x, e, res if e == 1 else None, S=cfg[0], RG=1, pdl=True, **explore_util.v14_kwargs(cfg, variant=15))
+                    assert named[-1] in G.V15_KERNELS and grids[-1][0][1] == cfg[6]
+                    assert grids[-1][1][-1] is grids[-1][1][-2] is grids[-1][1][4]      # partial, counters: the output (unused)
+    with pytest.raises(ValueError, match="KS = 1"):
+        G.gemv(q, sc, x[:1], 1, res[:1], S=4, RG=1, **explore_util.v14_kwargs((4, 1, 2, 3, 1, 1, 1, 1), variant=15))
