@@ -50,6 +50,8 @@
 //   v15 gemv_fp8_v15<SR, SK, RP, EPI, MT, D, EARLY, MINB, XS, CL>: v14 with the K split's CL blocks one thread-block
 //      cluster: the partial sums meet in rank 0's shared memory after a cluster barrier, not through global memory, a
 //      fence and a counter (the split's end was a chain of three global round trips). Same sums in the same order.
+//   v16 gemv_fp8_v16<SR, SK, RP, EPI, MT, D, EARLY, MINB, XS>: v14 with a lean split handshake through global memory (no
+//      fence per writer; one acq_rel atomic per block after the block barrier). Same sums in the same order.
 //   lm_head_bf16_v2<S>: the same structure for the bf16 vocabulary projection over a row set, with argmax.
 // Weights are read as stored in the checkpoint: row-major [N, K], e4m3, scale_inv [N/128, K/128] (fp32 here).
 #include "common.cu"                                    // qe_grid_wait / qe_grid_launch_dependents (PDL)
@@ -1318,7 +1320,9 @@ __device__ __forceinline__ void gemv_st_cluster(unsigned a, float v) { asm volat
 // XS (v14, M = 1): the block's part of the activation is staged in shared memory once (dynamic, 1 KB per step), not
 // carried in the register ring; the ring then holds only weights and scales (fewer registers, more warps per SM).
 // CL (v15): the KS = CL blocks of a row set are one thread-block cluster; the split's sums meet in rank 0's shared memory.
-template <int SR, int SK, int RP, int EPI, int MT, int D, bool EARLY, bool DRY, bool SP, bool XS = false, int CL = 0>
+// ACQ (v16): the same split through global memory with a lean handshake: no fence per writer; after the block barrier one
+// thread's acq_rel atomic publishes the block's partials (and, for the last block, acquires everyone's).
+template <int SR, int SK, int RP, int EPI, int MT, int D, bool EARLY, bool DRY, bool SP, bool XS = false, int CL = 0, bool ACQ = false>
 __device__ __forceinline__ void gemv_v13_body(const unsigned char* __restrict__ W, const float* __restrict__ scale,
                                               const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
                                               unsigned short* __restrict__ y, int N, int K, int M, int ldy,
@@ -1468,13 +1472,21 @@ __device__ __forceinline__ void gemv_v13_body(const unsigned char* __restrict__ 
       for (int m = 0; m < MT; ++m)
 #pragma unroll
         for (int p = 0; p < RP; ++p) { mine[(m * RP + p) * 2] = acc[m][p][0]; mine[(m * RP + p) * 2 + 1] = acc[m][p][1]; }
-      __threadfence();
+      if (!ACQ) __threadfence();
     }
     __syncthreads();
-    if (threadIdx.x == 0) last = atomicAdd(&counters[blockIdx.x], 1u) == (unsigned)(KS - 1);
+    if (threadIdx.x == 0) {
+      if (ACQ) {            // release: the block's partials (ordered before by the barrier); acquire: the other blocks'
+        unsigned old;
+        asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;" : "=r"(old) : "l"(counters + blockIdx.x) : "memory");
+        last = old == (unsigned)(KS - 1);
+      } else {
+        last = atomicAdd(&counters[blockIdx.x], 1u) == (unsigned)(KS - 1);
+      }
+    }
     __syncthreads();
     if (!last) return;
-    __threadfence();
+    if (!ACQ) __threadfence();
     if (threadIdx.x == 0) counters[blockIdx.x] = 0;
     if (wk == 0) {
 #pragma unroll
@@ -1533,6 +1545,14 @@ __global__ void __cluster_dims__(1, CL, 1) __launch_bounds__(32 * SR * SK, MINB)
     const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
     float* __restrict__ partial, unsigned* __restrict__ counters) {
   gemv_v13_body<SR, SK, RP, EPI, MT, D, EARLY, false, true, XS, CL>(W, scale, x, res, y, N, K, M, ldy, partial, counters);
+}
+// v16: v14 with the lean split handshake (ACQ).
+template <int SR, int SK, int RP, int EPI, int MT, int D, bool EARLY, int MINB, bool XS>
+__global__ void __launch_bounds__(32 * SR * SK, MINB) gemv_fp8_v16(
+    const unsigned char* __restrict__ W, const float* __restrict__ scale, const unsigned short* __restrict__ x,
+    const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
+    float* __restrict__ partial, unsigned* __restrict__ counters) {
+  gemv_v13_body<SR, SK, RP, EPI, MT, D, EARLY, false, true, XS, 0, true>(W, scale, x, res, y, N, K, M, ldy, partial, counters);
 }
 
 // A plain stream over `n16` 16-byte words with the GEMV's PDL calls: the ceiling of a kernel of this size in a chain.
