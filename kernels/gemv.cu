@@ -1580,6 +1580,9 @@ GEMV13_INST(4, 1, 2, 0, 1, 3, true, false, 1) GEMV13_INST(4, 1, 1, 1, 8, 2, true
 GEMV14_INST(4, 1, 2, 0, 1, 3, true, false, 1, false) GEMV14_INST(4, 1, 1, 1, 8, 2, true, false, 1, false) GEMV14_INST(4, 1, 2, 2, 1, 3, true, false, 1, true)
 GEMV14_INST(4, 1, 2, 0, 1, 3, true, false, 1, true) GEMV14_INST(4, 1, 1, 1, 1, 3, true, false, 1, true)
 GEMV14_INST(4, 1, 2, 0, 1, 2, true, false, 1, true) GEMV14_INST(4, 1, 2, 1, 1, 3, true, false, 1, true) GEMV14_INST(4, 1, 2, 2, 1, 2, true, false, 1, true)
+#define GEMV16_INST(SR, SK, RP, EPI, MT, D, E, MB, XS) template __global__ void gemv_fp8_v16<SR, SK, RP, EPI, MT, D, E, MB, XS>( \
+    const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+GEMV16_INST(4, 1, 2, 1, 1, 3, true, 1, true) GEMV16_INST(4, 1, 1, 1, 8, 2, true, 1, false)
 template __global__ void gemv_stream_probe<8>(const uint4*, long long, unsigned*);
 template __global__ void gemv_stream_probe<16>(const uint4*, long long, unsigned*);
 

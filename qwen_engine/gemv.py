@@ -54,7 +54,8 @@ ENGINE_KERNELS = tuple(f"gemv_fp8_v11<{s}, {rg}, {e}>" for s, rg, e in ((1, 1, 0
                  + ("gemv_fp8_v11b<2, 1, 1, 6>", "gemv_fp8_v11b<2, 1, 0, 6>", "gemv_fp8_v11b<4, 2, 2, 3>",
                     "gemv_fp8_v12<4, 2, 2, 3>", "gemv_fp8_v12<4, 1, 1, 1>") \
                  + ("gemv_fp8_v14<4, 1, 2, 0, 1, 2, true, false, 1, true>", "gemv_fp8_v14<4, 1, 2, 0, 1, 3, true, false, 1, false>",
-                    "gemv_fp8_v14<4, 1, 2, 1, 1, 3, true, false, 1, true>", "gemv_fp8_v14<4, 1, 2, 2, 1, 2, true, false, 1, true>")
+                    "gemv_fp8_v14<4, 1, 2, 1, 1, 3, true, false, 1, true>", "gemv_fp8_v14<4, 1, 2, 2, 1, 2, true, false, 1, true>") \
+                 + ("gemv_fp8_v16<4, 1, 2, 1, 1, 3, true, 1, true>",)
 # v3, the engine's GEMV until v11 (kept, with its numbers), compiled the same way when it is asked for.
 V3_KERNELS = tuple(f"gemv_fp8_v3<{s}, {rg}, {e}>" for s, rg, e in ((2, 1, 0), (4, 1, 0), (8, 1, 0), (4, 2, 0), (2, 1, 1), (4, 1, 1),
                                                                    (8, 1, 1), (2, 2, 2), (4, 2, 2), (8, 2, 2))) \
@@ -409,9 +410,14 @@ V12_MINB = {(5120, 6144, 1): 6, (34816, 5120, 2): 3}
 # v14 (whole-row streams with the scales in the ring) beat V12_PLAN by more than ENGINE_MARGIN on every model shape in the
 # same run (results/gemv_v14_h200.json, with PDL: 24.4 -> 18.7, 24.1 -> 21.5, 11.0 -> 10.9, 47.8 -> 43.7, 25.1 -> 24.7 us;
 # one token's GEMVs 7.54 -> 7.21 ms). ENGINE_V14 holds the rest of each configuration: (SK, RP, D, EARLY, XS).
+# On the two split shapes the engine then took v16: v14's configuration with the lean split handshake, bit-identical to v14
+# on the same inputs, faster alone in both of two interleaved repeats (out_proj 10.34 / 10.36 us vs v14's 11.50 / 10.85,
+# down 24.36 / 24.33 vs 24.60 / 24.65) and in the whole token (7.142 ms vs 7.178 and 7.180 for the plan timed before and
+# after; results/gemv_v16_h200.json). v15 (the same split reduced in a thread-block cluster) was faster still alone
+# (10.05, 23.85 us) and without PDL (token 7.276 vs 7.450 ms) but slower in the PDL token (7.487 ms): kept, not taken.
 ENGINE_MARGIN = 0.01
-ENGINE_CHOICE = {(14336, 5120, 0): (14, 4, 1, 1), (16384, 5120, 0): (14, 4, 1, 1), (5120, 6144, 1): (14, 4, 1, 2),
-                 (34816, 5120, 2): (14, 4, 2, 1), (5120, 17408, 1): (14, 4, 1, 2), "lm_head": 8}
+ENGINE_CHOICE = {(14336, 5120, 0): (14, 4, 1, 1), (16384, 5120, 0): (14, 4, 1, 1), (5120, 6144, 1): (16, 4, 1, 2),
+                 (34816, 5120, 2): (14, 4, 2, 1), (5120, 17408, 1): (16, 4, 1, 2), "lm_head": 8}
 ENGINE_V14 = {(14336, 5120, 0): (1, 2, 2, True, True), (16384, 5120, 0): (1, 2, 3, True, False), (5120, 6144, 1): (1, 2, 3, True, True),
               (34816, 5120, 2): (1, 2, 2, True, True), (5120, 17408, 1): (1, 2, 3, True, True)}
 ENGINE_MINB = {}           # v14's chosen configurations ask for no minimum of resident blocks

@@ -30,8 +30,8 @@ def versus_v14(N, K, epi, cfg):
     q, sc = G.synth_fp8(N, K, gen)
     x = torch.randn(1, K, generator=gen, device="cuda").to(torch.bfloat16)
     res = torch.randn(1, N, generator=gen, device="cuda").to(torch.bfloat16) if epi == 1 else None
-    ek = G.engine_kwargs(N, K, epi)
-    y14 = G.gemv(q, sc, x, epi, res, scratch=G.engine_scratch(N, K, epi), **ek)
+    ek = dict(G.engine_kwargs(N, K, epi), variant=14)     # v14: the engine's when this record was made (v16 since)
+    y14 = G.gemv(q, sc, x, epi, res, **ek)
     kw = explore_util.v14_kwargs(cfg, variant=15)
     y15 = torch.full_like(y14, float("nan"))
     G.gemv(q, sc, x, epi, res, S=cfg[0], RG=1, out=y15, **kw)
@@ -39,10 +39,17 @@ def versus_v14(N, K, epi, cfg):
                 mismatches=(y14 != y15).sum().item())
 
 
+def time_v14(N, K, epi):
+    "The engine's configuration as v14 (the engine's GEMV when this record was made; v16 on these shapes since)."
+    kw = dict(G.engine_kwargs(N, K, epi), variant=14)
+    return G.time_gemv(N, K, epi, kw.pop("S"), kw.pop("RG"), gen, pdl=True, **kw)
+
+
+V14_CHOICE = {k: (14,) + G.engine_choice(*k)[1:] for N, K, epi, _ in G.MODEL_SHAPES for k in [(N, K, epi)]} | {"lm_head": G.ENGINE_CHOICE["lm_head"]}
 table = []
 for (N, K, epi), cfgs in G.V15_SWEEP.items():
     nbytes = G.bytes_of(N, K, 1, epi)
-    row = dict(N=N, K=K, epi=epi, bytes=nbytes, engine_pdl_us=guard("time engine", lambda: G.time_engine(N, K, epi, gen)))
+    row = dict(N=N, K=K, epi=epi, bytes=nbytes, engine_pdl_us=guard("time engine", lambda: time_v14(N, K, epi)))
     e = row["engine_pdl_us"]
     print(f"{N}x{K} engine {G.engine_plan(N, K, epi)} {e and round(e, 2)} us {e and round(100 * nbytes / (e * 1e-6) / (bw * 1e12), 1)} % {el()}")
     for cfg in cfgs:
@@ -75,10 +82,10 @@ if wins:
             SR, SK, RP, D, E, MB, KS, XS = wins[k]
             ch[k] = (15, SR, 1, KS, 4, D, 8, (SK, RP, bool(E), bool(XS)))
         else:
-            ch[k] = G.engine_choice(*k)
+            ch[k] = V14_CHOICE[k]
     ch["lm_head"] = G.ENGINE_CHOICE["lm_head"]
 rec["token"] = {}
-for name, c in (("engine", None),) + ((("with_v15", ch),) if ch else ()):
+for name, c in (("engine", V14_CHOICE),) + ((("with_v15", ch),) if ch else ()):
     t = guard(f"token {name}", lambda: G.token_graph(c, gen, bw, pdl=True, minb={}))
     if t: rec["token"][name] = t; print(f"token {name}: {t['ms']:.3f} ms, ratio {t['ratio']:.3f} {el()}")
 print(f"done {el()}; errors {len(rec['errors'])}")

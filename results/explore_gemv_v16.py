@@ -33,7 +33,7 @@ def versus_v14(N, K, epi, variant):
     q, sc = G.synth_fp8(N, K, gen)
     x = torch.randn(1, K, generator=gen, device="cuda").to(torch.bfloat16)
     res = torch.randn(1, N, generator=gen, device="cuda").to(torch.bfloat16) if epi == 1 else None
-    y14 = G.gemv(q, sc, x, epi, res, scratch=G.engine_scratch(N, K, epi), **G.engine_kwargs(N, K, epi))
+    y14 = G.gemv(q, sc, x, epi, res, **dict(G.engine_kwargs(N, K, epi), variant=14))     # v14: the engine's before v16
     y = torch.full_like(y14, float("nan"))
     G.gemv(q, sc, x, epi, res, S=CFG[0], RG=1, out=y, **explore_util.v14_kwargs(CFG, variant=variant))
     return dict(N=N, K=K, epi=epi, variant=variant, cfg=list(CFG), identical=torch.equal(y14, y), mismatches=(y14 != y).sum().item())
@@ -63,6 +63,7 @@ save()
 def plan(swap: dict):
     "The engine's token plan with the split shapes in `swap` launched as the given variant."
     ch = {k: G.engine_choice(*k) for N, K, epi, _ in G.MODEL_SHAPES for k in [(N, K, epi)]}
+    for k in SPLIT: ch[k] = (14,) + ch[k][1:]            # "engine": the plan as it was when this record was made (v14 everywhere)
     for k, v in swap.items(): ch[k] = (v,) + ch[k][1:]
     ch["lm_head"] = G.ENGINE_CHOICE["lm_head"]
     return ch

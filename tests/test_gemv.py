@@ -138,11 +138,34 @@ def test_engine_plan_is_the_recorded_choice():
         b = r["v14_best_pdl"]
         if b["us"] < (1 - ENGINE_MARGIN) * r["engine_pdl_us"]:
             SR, SK, RP, D, E, MB, KS, XS = b["cfg"]
-            assert ENGINE_CHOICE[k] == (14, SR, 2 if k[2] == 2 else 1, KS) and ENGINE_V14[k] == (SK, RP, D, bool(E), bool(XS)), k
+            v = 16 if k in V16_TAKEN else 14
+            assert ENGINE_CHOICE[k] == (v, SR, 2 if k[2] == 2 else 1, KS) and ENGINE_V14[k] == (SK, RP, D, bool(E), bool(XS)), k
             assert MB == 1 and k not in ENGINE_MINB
         else:
             assert ENGINE_CHOICE[k] == V12_PLAN[k], k
-    assert set(ENGINE_V14) == {k for k, v in ENGINE_CHOICE.items() if k != "lm_head" and v[0] == 14}
+    assert set(ENGINE_V14) == {k for k, v in ENGINE_CHOICE.items() if k != "lm_head" and v[0] in (14, 16)}
+    assert V16_TAKEN == {k for k, v in ENGINE_CHOICE.items() if k != "lm_head" and v[0] == 16}
+
+
+def _v16_taken():
+    "The split shapes where v16 replaced v14: bit-identical to v14, faster alone in every repeat, and the token faster with it."
+    d = read_record("gemv_v16_h200")["data"]
+    taken = set()
+    both = d["token"]["v16 both"]["ms"] < min(d["token"]["engine"]["ms"], d["token"]["engine again"]["ms"])
+    for v in d["versus_v14"]:
+        k = (v["N"], v["K"], v["epi"])
+        t = {(x["variant"], x["rep"]): x["us"] for x in d["timings"] if (x["N"], x["K"], x["epi"]) == k}
+        if v["identical"] and both and all(t[(16, r)] < t[(14, r)] for r in (0, 1)): taken.add(k)
+    return taken
+V16_TAKEN = _v16_taken()
+
+
+def test_v16_record_checks_pass_and_v15_lost_the_token():
+    d = read_record("gemv_v16_h200")["data"]
+    assert d["errors"] == [] and len(d["checks"]) == 2 and all(c["ok"] for c in d["checks"])
+    assert all(i["multirow_bit_identical"] and i["repeat_bit_identical"] for i in d["identity"]) and all(v["identical"] for v in d["versus_v14"])
+    tk = d["token"]
+    assert tk["v15 both"]["ms"] > tk["engine"]["ms"] and tk["v15 both no PDL"]["ms"] < tk["engine no PDL"]["ms"]   # the chapter's claim
 
 
 def test_v12_plan_is_the_recorded_choice():
@@ -173,7 +196,7 @@ def test_engine_kernels_are_declared_and_cover_the_plans():
     "The one-pass compile lists name only instantiations the file declares, and every plan the engine can pick is in it."
     import re
     from qwen_engine.gemv import ENGINE_KERNELS, V3_KERNELS, V8_KERNELS, V9_KERNELS, V10_KERNELS, V11_KERNELS, V12_KERNELS, ENGINE_MINB, engine_plan, ENGINE_CHOICE
-    from qwen_engine.gemv import ENGINE_V14, _v14_name
+    from qwen_engine.gemv import ENGINE_V14, _v14_name, _v16_name
     from qwen_engine.runtime import kernel_source
     from qwen_engine.config import preset
     src = kernel_source("gemv")
@@ -186,6 +209,7 @@ def test_engine_kernels_are_declared_and_cover_the_plans():
              | {f"gemv_fp8_v10<{a}>" for a in re.findall(r"GEMV10_INST\(([\d, ]+)\)", src)} \
              | {f"gemv_fp8_v12<{a}>" for a in re.findall(r"GEMV12_INST\(([\d, ]+)\)", src)} \
              | {f"gemv_fp8_v14<{a}>" for a in re.findall(r"GEMV14_INST\(([\w, ]+)\)", src) if a[0].isdigit()} \
+             | {f"gemv_fp8_v16<{a}>" for a in re.findall(r"GEMV16_INST\(([\w, ]+)\)", src) if a[0].isdigit()} \
              | {f"lm_head_bf16_v2<{a}>" for a in re.findall(r"LMH_INST\((\d)\)", src)}
     for group in (ENGINE_KERNELS, V3_KERNELS, V8_KERNELS, V9_KERNELS, V10_KERNELS, V11_KERNELS, V12_KERNELS):
         assert set(group) <= declared, set(group) - declared
@@ -197,12 +221,12 @@ def test_engine_kernels_are_declared_and_cover_the_plans():
                         (H, c.gdn_value_dim, 1), (2 * c.intermediate_size, H, 2), (H, c.intermediate_size, 1)):
             v, S, RG, KS = engine_plan(N, K, e)
             mb = ENGINE_MINB.get((N, K, e), 0)
-            if v == 14:
+            if v in (14, 16):
                 SK, RP, D, E, XS = ENGINE_V14[(N, K, e)]
-                name = _v14_name(e, (S, SK, RP, D, E, 1, KS, XS))
+                name = (_v14_name if v == 14 else _v16_name)(e, (S, SK, RP, D, E, 1, KS, XS))
             else:
                 name = f"gemv_fp8_v12<{S}, {RG}, {e}, {mb or 1}>" if v == 12 else f"gemv_fp8_v11b<{S}, {RG}, {e}, {mb}>" if mb else f"gemv_fp8_v11<{S}, {RG}, {e}>"
-            assert v in (11, 12, 14) and name in ENGINE_KERNELS, (N, K, e)
+            assert v in (11, 12, 14, 16) and name in ENGINE_KERNELS, (N, K, e)
     assert f"lm_head_bf16_v2<{ENGINE_CHOICE['lm_head']}>" in ENGINE_KERNELS
 
 
@@ -229,7 +253,7 @@ def test_engine_configuration_helpers_agree():
     for N, K, e, _ in MODEL_SHAPES:
         kw, ch = engine_kwargs(N, K, e), engine_choice(N, K, e)
         assert (kw["variant"], kw["S"], kw["RG"], kw["KS"]) == engine_plan(N, K, e) == ch[:4]
-        if ch[0] == 14:
+        if ch[0] in (14, 16):
             SK, RP, D, E, XS = ENGINE_V14[(N, K, e)]
             assert kw["D"] == ch[5] == D and kw["v13opt"] == ch[7] == (SK, RP, E, XS)
     for name in ("gemv_v13_h200", "gemv_v14_h200"):
