@@ -52,6 +52,8 @@
 //      fence and a counter (the split's end was a chain of three global round trips). Same sums in the same order.
 //   v16 gemv_fp8_v16<SR, SK, RP, EPI, MT, D, EARLY, MINB, XS>: v14 with a lean split handshake through global memory (no
 //      fence per writer; one acq_rel atomic per block after the block barrier). Same sums in the same order.
+//   v18 gemv_fp8_v18<SR, SK, RP, EPI, MT, D, EARLY, MINB, XS>: v14 with a split of exactly 2 met by one 64-bit atomic
+//      exchange per output (the sum rides in the atomic; the second arriver adds (0 + p0) + p1 and stores).
 //   lm_head_bf16_v2<S>: the same structure for the bf16 vocabulary projection over a row set, with argmax.
 // Weights are read as stored in the checkpoint: row-major [N, K], e4m3, scale_inv [N/128, K/128] (fp32 here).
 #include "common.cu"                                    // qe_grid_wait / qe_grid_launch_dependents (PDL)
@@ -1322,7 +1324,12 @@ __device__ __forceinline__ void gemv_st_cluster(unsigned a, float v) { asm volat
 // CL (v15): the KS = CL blocks of a row set are one thread-block cluster; the split's sums meet in rank 0's shared memory.
 // ACQ (v16): the same split through global memory with a lean handshake: no fence per writer; after the block barrier one
 // thread's acq_rel atomic publishes the block's partials (and, for the last block, acquires everyone's).
-template <int SR, int SK, int RP, int EPI, int MT, int D, bool EARLY, bool DRY, bool SP, bool XS = false, int CL = 0, bool ACQ = false>
+// XCH (v18, a split of exactly 2, no SwiGLU): each output's two partial sums meet in one 64-bit word of `partial` (zero
+// between launches): each block's output lane swaps in (1 << 32 | its sum); the lane that gets a flagged word back is
+// second, holds both sums, adds them in block order as (0 + p0) + p1 (v14's order and rounding) and stores; the first leaves.
+// The data travels inside the atomic: no fence, no counter, one round trip.
+template <int SR, int SK, int RP, int EPI, int MT, int D, bool EARLY, bool DRY, bool SP, bool XS = false, int CL = 0, bool ACQ = false,
+          bool XCH = false>
 __device__ __forceinline__ void gemv_v13_body(const unsigned char* __restrict__ W, const float* __restrict__ scale,
                                               const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
                                               unsigned short* __restrict__ y, int N, int K, int M, int ldy,
@@ -1330,6 +1337,7 @@ __device__ __forceinline__ void gemv_v13_body(const unsigned char* __restrict__ 
   static_assert(D >= 2 && RP >= 1 && 2 * RP * MT <= 32, "ring of 2+ steps; one lane per output in the epilogue");
   static_assert(!XS || MT == 1, "the shared-memory activation is the one-token build's");
   static_assert(CL == 0 || (CL >= 2 && !DRY), "a cluster of 2+ blocks, with the math");
+  static_assert(!XCH || (EPI != 2 && CL == 0 && !DRY), "the exchange: one output per lane, no cluster, with the math");
   extern __shared__ uint4 xsm[];
   __shared__ float red[SR][SK > 1 ? SK - 1 : 1][MT][RP][2];
   __shared__ unsigned last;
@@ -1464,7 +1472,7 @@ __device__ __forceinline__ void gemv_v13_body(const unsigned char* __restrict__ 
   }
   // The KS blocks of this row set, in block order, by the last block to arrive.
   const int KS = gridDim.y;
-  if (!CL && KS > 1) {
+  if (!CL && !XCH && KS > 1) {
     const int nv = MT * RP * 2;
     if (wk == 0 && lane == 0) {
       float* mine = partial + (((size_t)blockIdx.x * KS + blockIdx.y) * SR + wr) * nv;
@@ -1517,6 +1525,14 @@ __device__ __forceinline__ void gemv_v13_body(const unsigned char* __restrict__ 
           const float act = bf16_to_f32(f32_to_bf16(gt / (1.f + expf(-gt))));
           y[(size_t)m * ldy + row[2 * p]] = f32_to_bf16(act * up);
         } else {
+          if (XCH) {
+            unsigned long long* slot = reinterpret_cast<unsigned long long*>(partial) + (size_t)m * N + row[2 * p + h];
+            const unsigned long long old = atomicExch(slot, (1ull << 32) | __float_as_uint(acc[m][p][h]));
+            if (!(old >> 32)) continue;                        // first of the two: the other block finishes this output
+            *slot = 0ull;                                      // ready for the next launch
+            const float o = __uint_as_float((unsigned)old);
+            acc[m][p][h] = blockIdx.y == 0 ? (0.f + acc[m][p][h]) + o : (0.f + o) + acc[m][p][h];
+          }
           float v = bf16_to_f32(f32_to_bf16(acc[m][p][h]));
           if (EPI == 1) v = v + bf16_to_f32(res[(size_t)m * ldy + row[2 * p + h]]);
           y[(size_t)m * ldy + row[2 * p + h]] = f32_to_bf16(v);
@@ -1553,6 +1569,14 @@ __global__ void __launch_bounds__(32 * SR * SK, MINB) gemv_fp8_v16(
     const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
     float* __restrict__ partial, unsigned* __restrict__ counters) {
   gemv_v13_body<SR, SK, RP, EPI, MT, D, EARLY, false, true, XS, 0, true>(W, scale, x, res, y, N, K, M, ldy, partial, counters);
+}
+// v18: v14 with the split of 2 met through one atomic exchange per output (XCH).
+template <int SR, int SK, int RP, int EPI, int MT, int D, bool EARLY, int MINB, bool XS>
+__global__ void __launch_bounds__(32 * SR * SK, MINB) gemv_fp8_v18(
+    const unsigned char* __restrict__ W, const float* __restrict__ scale, const unsigned short* __restrict__ x,
+    const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
+    float* __restrict__ partial, unsigned* __restrict__ counters) {
+  gemv_v13_body<SR, SK, RP, EPI, MT, D, EARLY, false, true, XS, 0, false, true>(W, scale, x, res, y, N, K, M, ldy, partial, counters);
 }
 
 // A plain stream over `n16` 16-byte words with the GEMV's PDL calls: the ceiling of a kernel of this size in a chain.

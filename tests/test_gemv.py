@@ -261,7 +261,7 @@ def test_engine_configuration_helpers_agree():
             p = V12_PLAN[(r["N"], r["K"], r["epi"])]
             assert list(r["engine"][:3]) == [p[0], p[1], p[3]], (name, r["N"], r["K"])
 
-@pytest.mark.parametrize("variant", [15, 16])
+@pytest.mark.parametrize("variant", [15, 16, 18])
 def test_v15_v16_sweeps_launch_through_the_launcher(monkeypatch, variant):
     """Every build the v15/v16 sweep launches (its epilogue and check_gemv's plain projection, M = 1 and 8) gets through
     gemv()'s argument checks to a kernel named in V15_KERNELS / V16_KERNELS, with KS blocks on the grid's y axis (v15:
@@ -275,7 +275,7 @@ def test_v15_v16_sweeps_launch_through_the_launcher(monkeypatch, variant):
     monkeypatch.setattr(G, "_engine_kernel", lambda name: (named.append(name), Kern())[1])
     monkeypatch.setattr(G, "launch", lambda k, grid, block, args, smem=0, pdl=False: grids.append((grid, args)))
     monkeypatch.setattr(torch.Tensor, "is_cuda", mock.PropertyMock(return_value=True))
-    sweep, kernels = (G.V15_SWEEP, G.V15_KERNELS) if variant == 15 else (G.V16_SWEEP, G.V16_KERNELS)
+    sweep, kernels = {15: (G.V15_SWEEP, G.V15_KERNELS), 16: (G.V16_SWEEP, G.V16_KERNELS), 18: (G.V18_SWEEP, G.V18_KERNELS)}[variant]
     for (N, K, epi), cfgs in sweep.items():
         q, sc = torch.zeros(N, K, dtype=torch.uint8), torch.zeros(N // 128, K // 128)
         for cfg in cfgs:
@@ -286,6 +286,6 @@ def test_v15_v16_sweeps_launch_through_the_launcher(monkeypatch, variant):
                     assert named[-1] in kernels and grids[-1][0][1] == cfg[6]
                     if variant == 15: assert grids[-1][1][-1] is grids[-1][1][-2] is grids[-1][1][4]   # partial, counters: the output (unused)
                     else: assert grids[-1][1][-1].dtype == torch.int32 and grids[-1][1][-2].dtype == torch.float32   # the split's scratch
-    if variant == 16: return
+    if variant != 15: return
     with pytest.raises(ValueError, match="KS = 1"):
         G.gemv(q, sc, x[:1], 1, res[:1], S=4, RG=1, **explore_util.v14_kwargs((4, 1, 2, 3, 1, 1, 1, 1), variant=15))
