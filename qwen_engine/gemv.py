@@ -220,26 +220,26 @@ V15_SWEEP = {(5120, 6144, 1): ((4, 1, 2, 3, 1, 1, 2, 1), (4, 1, 2, 3, 1, 1, 3, 1
                                (4, 1, 1, 3, 1, 1, 4, 1), (2, 1, 2, 3, 1, 1, 2, 1)),
              (5120, 17408, 1): ((4, 1, 2, 3, 1, 1, 2, 1), (4, 1, 2, 3, 1, 1, 3, 1), (4, 1, 2, 3, 1, 1, 4, 1), (4, 1, 2, 2, 1, 1, 2, 1),
                                 (4, 1, 1, 3, 1, 1, 4, 1), (2, 1, 2, 3, 1, 1, 2, 1))}
-def _v15_name(epi, cfg, MT=1):
+def _split_name(variant, epi, cfg, MT=1):
+    "The kernel name of v15, v16 or v18 at a sweep configuration (v15's template also carries the split, its cluster's size)."
     SR, SK, RP, D, E, MB, KS, XS = cfg
     b = lambda v: "true" if v else "false"
-    return f"gemv_fp8_v15<{SR}, {SK}, {RP}, {epi}, {MT}, {D}, {b(E)}, {MB}, {b(XS and MT == 1)}, {KS}>"
+    return f"gemv_fp8_v{variant}<{SR}, {SK}, {RP}, {epi}, {MT}, {D}, {b(E)}, {MB}, {b(XS and MT == 1)}" + (f", {KS}>" if variant == 15 else ">")
+_v15_name = functools.partial(_split_name, 15)
 # every build the sweep launches: its epilogue and the plain projection (check_gemv's epi 0), at M = 1 and M = 8
 V15_KERNELS = tuple(dict.fromkeys([_v15_name(e, c) for (_, _, epi), cs in V15_SWEEP.items() for c in cs for e in (epi, 0)]
                                   + [_v15_name(e, c[:2] + V13_MULTI[:2] + (c[4], V13_MULTI[2], c[6], 0), 8)
                                      for (_, _, epi), cs in V15_SWEEP.items() for c in cs for e in (epi, 0)]))
 # v16 = v14 with the lean split handshake: the engine's configuration on the two split shapes (M = 1 and the M = 8 build).
 V16_SWEEP = {(5120, 6144, 1): ((4, 1, 2, 3, 1, 1, 2, 1),), (5120, 17408, 1): ((4, 1, 2, 3, 1, 1, 2, 1),)}
-def _v16_name(epi, cfg, MT=1):
-    SR, SK, RP, D, E, MB, KS, XS = cfg
-    b = lambda v: "true" if v else "false"
-    return f"gemv_fp8_v16<{SR}, {SK}, {RP}, {epi}, {MT}, {D}, {b(E)}, {MB}, {b(XS and MT == 1)}>"
+_v16_name = functools.partial(_split_name, 16)
 V16_KERNELS = tuple(dict.fromkeys([_v16_name(e, c) for (_, _, epi), cs in V16_SWEEP.items() for c in cs for e in (epi, 0)]
                                   + [_v16_name(e, c[:2] + V13_MULTI[:2] + (c[4], V13_MULTI[2], c[6], 0), 8)
                                      for (_, _, epi), cs in V16_SWEEP.items() for c in cs for e in (epi, 0)]))
 # v18 = v14 with the split of 2 met by one atomic exchange per output: the same configurations as v16.
 V18_SWEEP = V16_SWEEP
 V18_KERNELS = tuple(n.replace("gemv_fp8_v16<", "gemv_fp8_v18<") for n in V16_KERNELS)
+_v18_name = functools.partial(_split_name, 18)
 
 def v14_smem(K: int, SK: int, KS: int) -> int:
     "Bytes of activation a v14 block stages (XS): its steps of 512 elements, the most any block of the split has."
@@ -397,8 +397,8 @@ MODEL_SHAPES = [(14336, 5120, 0, "attention q|gate|k|v"), (16384, 5120, 0, "GDN 
                 (34816, 5120, 2, "MLP gate|up + SwiGLU"), (5120, 17408, 1, "MLP down + residual")]
 AWKWARD = [(128, 128, 0), (256, 384, 0), (384, 640, 1), (256, 1152, 2), (1280, 256, 0), (128, 17408, 0)]
 
-# What the engine launches per shape: (variant, S warps, RG row groups, KS split-K blocks). **Now v14 on all five model
-# shapes** (below: ENGINE_CHOICE, ENGINE_V14). Before v14, the plan was V12_PLAN: v11 (v3 with bit widening) at
+# What the engine launches per shape: (variant, S warps, RG row groups, KS split-K blocks). **Now v14 on the three large
+# model shapes and v18 (v14 with a one-trip split end) on the two split shapes** (below: ENGINE_CHOICE, ENGINE_V14). Before v14, the plan was V12_PLAN: v11 (v3 with bit widening) at
 # the configuration of its sweep that was fastest with PDL, as the step runs it (results/gemv_v11_h200.json: faster than
 # v3 on all five shapes; one token's GEMVs 8.17 -> 7.74 ms in the same run); v12 (v11 with interleaved tiles) where its
 # sweep beat v11's plan by more than V12_MARGIN in the same run (results/gemv_v12_h200.json: SwiGLU 48.8 -> 47.0 us, down

@@ -203,7 +203,7 @@ def test_engine_kernels_are_declared_and_cover_the_plans():
     "The one-pass compile lists name only instantiations the file declares, and every plan the engine can pick is in it."
     import re
     from qwen_engine.gemv import ENGINE_KERNELS, V3_KERNELS, V8_KERNELS, V9_KERNELS, V10_KERNELS, V11_KERNELS, V12_KERNELS, ENGINE_MINB, engine_plan, ENGINE_CHOICE
-    from qwen_engine.gemv import ENGINE_V14, _v14_name, _v16_name
+    from qwen_engine.gemv import ENGINE_V14, _v14_name, _split_name
     from qwen_engine.runtime import kernel_source
     from qwen_engine.config import preset
     src = kernel_source("gemv")
@@ -231,7 +231,8 @@ def test_engine_kernels_are_declared_and_cover_the_plans():
             mb = ENGINE_MINB.get((N, K, e), 0)
             if v in (14, 16, 18):
                 SK, RP, D, E, XS = ENGINE_V14[(N, K, e)]
-                name = (_v14_name if v == 14 else _v16_name)(e, (S, SK, RP, D, E, 1, KS, XS)).replace("v16<", f"v{v}<")
+                cfg = (S, SK, RP, D, E, 1, KS, XS)
+                name = _v14_name(e, cfg) if v == 14 else _split_name(v, e, cfg)
             else:
                 name = f"gemv_fp8_v12<{S}, {RG}, {e}, {mb or 1}>" if v == 12 else f"gemv_fp8_v11b<{S}, {RG}, {e}, {mb}>" if mb else f"gemv_fp8_v11<{S}, {RG}, {e}>"
             assert v in (11, 12, 14, 16, 18) and name in ENGINE_KERNELS, (N, K, e)
