@@ -2,9 +2,10 @@
 and occupancy bounds on the large shapes. Each configuration checked against the float64 definition (M = 1, outputs
 poisoned), M = 8 rows bit-identical to M = 1, 20 repeats; timed with PDL beside the engine's plan (v14 since
 gemv_v14_h200) in the same run; all GEMVs of one token for the engine's plan and the best mix.
-Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_v14b.py OUT_DIR (gemv_v14b_h200.json). Give it 400 s or more: its first
-run (results/gemv_v14b_h200_log.txt) spent 140 s before its first timing, most of it (attributed, not measured) in the
-one-pass compile of the engine's kernels (ENGINE_KERNELS) that timing the engine's plan asks for."""
+Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_v14b.py OUT_DIR (gemv_v14b_h200.json). Neither of its two runs
+finished (results/gemv_v14b_h200_log.txt): most of their time went to compiling the plain-projection builds one at a time;
+they are now in the one-pass compile below (changed after the runs; checked on the CPU only). Every configuration that
+ran lost to v14's."""
 import sys, time
 import torch
 from qwen_engine import gemv as G
@@ -22,8 +23,11 @@ save = lambda: write_record("gemv_v14b_h200", "v14's second sweep (V14B_SWEEP: n
                             "20 repeats), timed with PDL beside the engine's plan (v14), all GEMVs of one token.",
                             "PYTHONPATH=. python3 results/explore_gemv_v14b.py OUT_DIR", rec, out_dir=out)
 bw = G.bandwidth_now(); rec["bandwidth_tbps"] = bw
-names = list(dict.fromkeys([G._v14_name(e, c) for (_, _, e), cs in G.V14B_SWEEP.items() for c in cs]          # and the M > 1 builds
-                           + [G._v14_name(e, c[:2] + G.V13_MULTI[:2] + (c[4], G.V13_MULTI[2], c[6], 0), 8) for (_, _, e), cs in G.V14B_SWEEP.items() for c in cs]))
+# every build the sweep launches, in one NVRTC pass: each epilogue and check_gemv's plain projection (epi 0), M = 1 and the
+# M > 1 builds (its two runs compiled the epi-0 builds one at a time, ~40-120 s each: most of their time limits)
+names = list(dict.fromkeys([G._v14_name(e, c) for (_, _, epi), cs in G.V14B_SWEEP.items() for c in cs for e in (epi, 0)]
+                           + [G._v14_name(e, c[:2] + G.V13_MULTI[:2] + (c[4], G.V13_MULTI[2], c[6], 0), 8)
+                              for (_, _, epi), cs in G.V14B_SWEEP.items() for c in cs for e in (epi, 0)]))
 guard("compile", lambda: G.get_kernel("gemv", names[0], together=tuple(names))); print(f"bandwidth {bw:.3f} TB/s; compiled {el()}")
 table = []
 for (N, K, epi), cfgs in G.V14B_SWEEP.items():
