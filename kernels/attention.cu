@@ -433,9 +433,11 @@ extern "C" __global__ void attn_merge(const float* __restrict__ opart, const uns
   at_gate_out(o, qkv, out, r, h, d, Hq, stride);
 }
 
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 template __global__ void attn_scores_v1<6>(const unsigned short*, const unsigned short*, const int*, int, const int*, unsigned short*, float*, int, int, int, int, int);
 template __global__ void attn_scores_v2<6>(const unsigned short*, const unsigned short*, const int*, int, const int*, unsigned short*, float*, int, int, int, int, int);
 template __global__ void attn_pv_v1<6>(const unsigned short*, const int*, int, const int*, const unsigned short*, const float*, float*, int, int, int, int, int);
+#endif
 
 // ---- v3: the key and value rows through a shared-memory ring of bulk copies (pass 1 v3, pass 2 v2, merge v2) ----------
 // v2/v1 hold the rows in flight in registers: a warp issues its loads, waits for them, computes, and only then issues
@@ -770,9 +772,11 @@ __global__ void __launch_bounds__(256) attn_scores_v4(const unsigned short* __re
   }
 }
 
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 template __global__ void attn_scores_v3<6>(const unsigned short*, const unsigned short*, const int*, int, const int*, unsigned short*, float*, int, int, int, int, int);
 template __global__ void attn_pv_v2<6>(const unsigned short*, const int*, int, const int*, const unsigned short*, const float*, float*, int, int, int, int, int);
 template __global__ void attn_scores_v4<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, int, int, int, int, int, int, float);
+#endif
 
 // ---- v5, v6, v7: fewer fixed costs (pass 1 v5; pass 2 v3 with or without the merge folded in; the fused kernel) -------
 // The fixed costs of v4 (measured: each launch alone at 1K 6.3 + 7.0 + 4.4 us; the step 16.3 us with PDL) are chains of
@@ -1129,10 +1133,12 @@ __global__ void __launch_bounds__(256, 2) attn_fused_v1(const unsigned short* __
   at_merge_spread(opart, qkv, out, (float*)at_ring7, AT_RING_BYTES / 4, Hq, P, M, stride);
 }
 
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 template __global__ void attn_scores_v5<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, int, int, int, int, int, int, float);
 template __global__ void attn_pv_v3<6>(const unsigned short*, const int*, int, const int*, const unsigned short*, const float*, float*, const unsigned short*, unsigned short*, int*, int, int, int, int, int, int);
 template __global__ void attn_pv_v4<6>(const unsigned short*, const int*, int, const int*, const unsigned short*, const float*, float*, int, int, int, int, int);
 template __global__ void attn_fused_v1<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
+#endif
 
 // ---- v8: v6 with pass 2 streaming through a finer ring: 6 stages of 32 rows (the same 96 KB) ----------------------------
 // v3's ring keeps 2 of its 3 stages (64 KB) in flight while the warps consume the third; with 6 stages of 16 KB, 5 (80 KB)
@@ -1292,4 +1298,6 @@ __global__ void __launch_bounds__(256, 2) attn_fused_v2(const unsigned short* __
   at_merge_spread(opart, qkv, out, (float*)at_ring9, AT_RING_BYTES / 4, Hq, P, M, stride);
 }
 
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 template __global__ void attn_fused_v2<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
+#endif

@@ -287,6 +287,7 @@ __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v1(
 extern "C" __global__ void gdn_null(int unused) {}
 
 #ifndef QE_GDN_NO_V12   // the v3 module (-DQE_GDN_NO_V12) compiles only v3's instantiations
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 template __global__ void gdn_decode_v1<1, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int);
 template __global__ void gdn_decode_v1<2, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int);
 template __global__ void gdn_decode_v1<3, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int);
@@ -303,6 +304,7 @@ template __global__ void gdn_decode_v1<5, true>(const unsigned short*, const uns
 template __global__ void gdn_decode_v1<6, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int);
 template __global__ void gdn_decode_v1<7, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int);
 template __global__ void gdn_decode_v1<8, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int);
+#endif
 #endif
 
 // ---- v2: half a head per block, the two halves of a head a thread-block cluster -----------------------------
@@ -445,6 +447,7 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(256, 1) gdn_decode_v
 }
 
 #ifndef QE_GDN_NO_V12   // the v3 module compiles only v3's instantiations
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 template __global__ void gdn_decode_v2<1, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int);
 template __global__ void gdn_decode_v2<2, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int);
 template __global__ void gdn_decode_v2<3, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int);
@@ -461,6 +464,7 @@ template __global__ void gdn_decode_v2<5, true>(const unsigned short*, const uns
 template __global__ void gdn_decode_v2<6, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int);
 template __global__ void gdn_decode_v2<7, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int);
 template __global__ void gdn_decode_v2<8, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int);
+#endif
 #endif
 
 // ---- v3: v1's arithmetic, every load that does not need the position issued first ---------------------------
@@ -735,6 +739,7 @@ __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v3(
 }
 
 #ifndef QE_GDN_NO_V3   // the v1/v2 module (-DQE_GDN_NO_V3) does not pay for v3's 36 instantiations
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 template __global__ void gdn_decode_v3<1, false, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 template __global__ void gdn_decode_v3<2, false, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 template __global__ void gdn_decode_v3<3, false, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
@@ -771,6 +776,7 @@ template __global__ void gdn_decode_v3<1, false, true, true>(const unsigned shor
 template __global__ void gdn_decode_v3<1, true, true, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 template __global__ void gdn_decode_v3<1, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 template __global__ void gdn_decode_v3<1, true, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+#endif
 #endif
 
 // ---- v5: a thread-block cluster of CL blocks per value head ----------------------------------------------------
@@ -1020,6 +1026,7 @@ __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(GDN_THREADS / CL, 1
 }
 
 #ifndef QE_GDN_NO_V5   // only the v5 module (-DQE_GDN_NO_V12 -DQE_GDN_NO_V3 -DQE_GDN_NO_V7 -DQE_GDN_NO_V9) compiles v5's 36 instantiations
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 template __global__ void gdn_decode_v5<1, false, 2, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 template __global__ void gdn_decode_v5<2, false, 2, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 template __global__ void gdn_decode_v5<3, false, 2, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
@@ -1056,6 +1063,7 @@ template __global__ void gdn_decode_v5<1, false, 2, true>(const unsigned short*,
 template __global__ void gdn_decode_v5<1, true, 2, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 template __global__ void gdn_decode_v5<1, false, 4, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 template __global__ void gdn_decode_v5<1, true, 4, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+#endif
 #endif
 
 // ---- v7: v3 with a shorter tail ----------------------------------------------------------------------------------
@@ -1268,6 +1276,7 @@ __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v7(
 }
 
 #ifndef QE_GDN_NO_V7   // only the v7 module (-DQE_GDN_NO_V12 -DQE_GDN_NO_V3 -DQE_GDN_NO_V5 -DQE_GDN_NO_V9) compiles v7's 36 instantiations
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 template __global__ void gdn_decode_v7<1, false, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 template __global__ void gdn_decode_v7<2, false, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 template __global__ void gdn_decode_v7<3, false, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
@@ -1304,6 +1313,7 @@ template __global__ void gdn_decode_v7<1, false, true, true>(const unsigned shor
 template __global__ void gdn_decode_v7<1, true, true, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 template __global__ void gdn_decode_v7<1, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 template __global__ void gdn_decode_v7<1, true, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+#endif
 #endif
 
 // ---- v9: two blocks per head, no cluster: the halves meet through global memory for the norm's statistic ---------
@@ -1546,6 +1556,7 @@ __global__ void __launch_bounds__(256, 2) gdn_decode_v9(
 }
 
 #ifndef QE_GDN_NO_V9   // only the v9 module (-DQE_GDN_NO_V12 -DQE_GDN_NO_V3 -DQE_GDN_NO_V5 -DQE_GDN_NO_V7) compiles v9's 18
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 template __global__ void gdn_decode_v9<1, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*, unsigned long long*);
 template __global__ void gdn_decode_v9<2, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*, unsigned long long*);
 template __global__ void gdn_decode_v9<3, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*, unsigned long long*);
@@ -1564,4 +1575,5 @@ template __global__ void gdn_decode_v9<7, true, false>(const unsigned short*, co
 template __global__ void gdn_decode_v9<8, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*, unsigned long long*);
 template __global__ void gdn_decode_v9<1, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*, unsigned long long*);
 template __global__ void gdn_decode_v9<1, true, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*, unsigned long long*);
+#endif
 #endif

@@ -718,8 +718,10 @@ __global__ void __launch_bounds__(32 * NW) gemv_fp8_v6(const unsigned char* __re
 
 #define GEMV6_INST(NW, RG, EPI, D) template __global__ void gemv_fp8_v6<NW, RG, EPI, D>(const unsigned char*, const float*, \
     const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 GEMV6_INST(4, 1, 0, 4) GEMV6_INST(8, 1, 0, 4) GEMV6_INST(4, 1, 1, 4) GEMV6_INST(8, 1, 1, 4) GEMV6_INST(4, 2, 2, 4) GEMV6_INST(8, 2, 2, 4)
 GEMV6_INST(4, 1, 0, 8) GEMV6_INST(4, 1, 1, 8) GEMV6_INST(4, 2, 2, 8)
+#endif
 
 // ---- v7: D tiles of weights in flight in registers; x loaded at use (from L1) ---------------------------------
 // Two optional ways to put more bytes in flight without registers: L2B asks each weight load to fetch the whole
@@ -803,8 +805,10 @@ __global__ void __launch_bounds__(32 * S) gemv_fp8_v7(const unsigned char* __res
 
 #define GEMV7_INST(S, RG, EPI, D, PF, L2B) template __global__ void gemv_fp8_v7<S, RG, EPI, D, PF, L2B>(const unsigned char*, \
     const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 GEMV7_INST(4, 1, 0, 4, 0, false) GEMV7_INST(4, 1, 0, 3, 4, false) GEMV7_INST(4, 1, 0, 4, 0, true) GEMV7_INST(8, 1, 0, 4, 4, true)
 GEMV7_INST(2, 1, 1, 4, 0, false) GEMV7_INST(2, 1, 1, 3, 4, true) GEMV7_INST(8, 2, 2, 3, 0, false) GEMV7_INST(8, 2, 2, 3, 4, true)
+#endif
 
 // ---- v8: a persistent stream; a producer warp's bulk copies feed NC consumer warps through a D-slot ring ----------
 __device__ __forceinline__ void mbar_arrive(unsigned bar) {
@@ -986,10 +990,12 @@ __global__ void __launch_bounds__(32 * (NC + 1), 1) gemv_fp8_v8(const unsigned c
 #define GEMV8_INST(NC, RG, EPI, C, D) template __global__ void gemv_fp8_v8<NC, RG, EPI, C, D>(const unsigned char*, const float*, \
     const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 // (the sweep of qwen_engine.gemv.V8_SWEEP; a test keeps the two lists the same)
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 GEMV8_INST(8, 1, 0, 8, 8) GEMV8_INST(4, 1, 0, 8, 8) GEMV8_INST(8, 1, 0, 16, 4) GEMV8_INST(8, 1, 0, 8, 6) GEMV8_INST(8, 1, 0, 16, 6) GEMV8_INST(8, 1, 0, 8, 12)
 GEMV8_INST(8, 1, 1, 8, 8) GEMV8_INST(4, 1, 1, 8, 8) GEMV8_INST(8, 1, 1, 16, 4) GEMV8_INST(8, 1, 1, 8, 6) GEMV8_INST(8, 1, 1, 16, 6) GEMV8_INST(8, 1, 1, 8, 12)
 GEMV8_INST(8, 2, 2, 8, 4) GEMV8_INST(4, 2, 2, 4, 8) GEMV8_INST(8, 2, 2, 8, 6) GEMV8_INST(4, 2, 2, 4, 5)
 GEMV8_INST(8, 1, 0, 8, 4) GEMV8_INST(4, 1, 0, 4, 8) GEMV8_INST(4, 1, 0, 4, 5)
+#endif
 
 // ---- v9: v8 with each warp's activation slice and tile scales loaded one unit ahead ------------------------------
 template <int RG>
@@ -1103,12 +1109,14 @@ __global__ void __launch_bounds__(32 * (NC + 1), 1) gemv_fp8_v9(const unsigned c
 #define GEMV9_INST(NC, RG, EPI, C, D, DRY) template __global__ void gemv_fp8_v9<NC, RG, EPI, C, D, DRY>(const unsigned char*, \
     const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 // (the sweep of qwen_engine.gemv.V9_SWEEP; a test keeps the two lists the same)
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 GEMV9_INST(8, 1, 0, 16, 6, false) GEMV9_INST(8, 1, 0, 16, 6, true) GEMV9_INST(20, 1, 0, 40, 2, false) GEMV9_INST(20, 1, 0, 40, 2, true)
 GEMV9_INST(10, 1, 0, 20, 4, false) GEMV9_INST(10, 1, 0, 20, 4, true) GEMV9_INST(8, 1, 1, 16, 6, false) GEMV9_INST(8, 1, 1, 16, 6, true)
 GEMV9_INST(24, 1, 1, 48, 2, false) GEMV9_INST(24, 1, 1, 48, 2, true) GEMV9_INST(12, 1, 1, 24, 4, false) GEMV9_INST(12, 1, 1, 24, 4, true)
 GEMV9_INST(8, 2, 2, 8, 4, false) GEMV9_INST(8, 2, 2, 8, 4, true) GEMV9_INST(10, 2, 2, 20, 2, false) GEMV9_INST(10, 2, 2, 20, 2, true)
 GEMV9_INST(20, 2, 2, 40, 1, false) GEMV9_INST(20, 2, 2, 40, 1, true) GEMV9_INST(17, 1, 1, 34, 2, false) GEMV9_INST(17, 1, 1, 34, 2, true)
 GEMV9_INST(8, 1, 0, 8, 4, false) GEMV9_INST(10, 1, 0, 20, 2, false) GEMV9_INST(20, 1, 0, 40, 1, false) GEMV9_INST(8, 2, 0, 8, 4, false)
+#endif
 
 // ---- v10: v9 with e4m3 -> bf16 by bit operations (value x 2^-120), pairs from bytes (0, 2) and (1, 3) ------------------
 template <int RG, int CONV>
@@ -1213,12 +1221,14 @@ __global__ void __launch_bounds__(32 * (NC + 1), 1) gemv_fp8_v10(const unsigned 
 #define GEMV10_INST(NC, RG, EPI, C, D, CONV) template __global__ void gemv_fp8_v10<NC, RG, EPI, C, D, CONV>(const unsigned char*, \
     const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 // (the sweep of qwen_engine.gemv.V10_SWEEP; a test keeps the two lists the same)
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 GEMV10_INST(10, 1, 0, 20, 4, 1) GEMV10_INST(10, 1, 0, 20, 4, 0) GEMV10_INST(20, 1, 0, 40, 2, 1) GEMV10_INST(20, 1, 0, 40, 2, 0)
 GEMV10_INST(8, 1, 0, 16, 6, 1) GEMV10_INST(8, 1, 0, 16, 6, 0) GEMV10_INST(12, 1, 1, 24, 4, 1) GEMV10_INST(12, 1, 1, 24, 4, 0)
 GEMV10_INST(24, 1, 1, 48, 2, 1) GEMV10_INST(24, 1, 1, 48, 2, 0) GEMV10_INST(10, 2, 2, 20, 2, 1) GEMV10_INST(10, 2, 2, 20, 2, 0)
 GEMV10_INST(8, 2, 2, 8, 4, 1) GEMV10_INST(8, 2, 2, 8, 4, 0) GEMV10_INST(17, 1, 1, 34, 2, 1) GEMV10_INST(17, 1, 1, 34, 2, 0)
 GEMV10_INST(8, 1, 1, 16, 6, 1) GEMV10_INST(8, 1, 1, 16, 6, 0) GEMV10_INST(10, 1, 0, 20, 2, 1) GEMV10_INST(10, 1, 0, 20, 2, 0)
 GEMV10_INST(8, 1, 0, 8, 4, 1) GEMV10_INST(8, 1, 0, 8, 4, 0)
+#endif
 
 // ---- v11: v3's body with the bit widening (WIDEN = 1) ------------------------------------------------------------------
 template <int S, int RG, int EPI>
@@ -1245,17 +1255,21 @@ __global__ void __launch_bounds__(32 * S, MINB) gemv_fp8_v12(const unsigned char
 }
 #define GEMV12_INST(S, RG, EPI, MINB) template __global__ void gemv_fp8_v12<S, RG, EPI, MINB>(const unsigned char*, const float*, \
     const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 GEMV12_INST(8, 1, 0, 1) GEMV12_INST(4, 1, 0, 1) GEMV12_INST(2, 1, 1, 6) GEMV12_INST(4, 1, 1, 1) GEMV12_INST(4, 2, 2, 3) GEMV12_INST(8, 2, 2, 1)
 GEMV12_INST(2, 1, 0, 6) GEMV12_INST(2, 1, 0, 1) GEMV12_INST(2, 2, 2, 1) GEMV12_INST(4, 1, 0, 4) GEMV12_INST(2, 1, 1, 1)
+#endif
 #define GEMV11_INST(S, RG, EPI) template __global__ void gemv_fp8_v11<S, RG, EPI>(const unsigned char*, const float*, \
     const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 #define GEMV11B_INST(S, RG, EPI, MINB) template __global__ void gemv_fp8_v11b<S, RG, EPI, MINB>(const unsigned char*, const float*, \
     const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 // (the sweep of qwen_engine.gemv.V11_SWEEP and the shapes outside the model; a test keeps the two lists the same)
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 GEMV11_INST(8, 1, 0) GEMV11_INST(4, 1, 0) GEMV11B_INST(4, 1, 0, 4) GEMV11B_INST(2, 1, 1, 6)
 GEMV11_INST(2, 1, 1) GEMV11_INST(4, 1, 1) GEMV11_INST(8, 2, 2) GEMV11_INST(4, 2, 2)
 GEMV11B_INST(4, 2, 2, 3) GEMV11_INST(1, 1, 0) GEMV11_INST(2, 1, 0) GEMV11_INST(2, 2, 2)
 GEMV11B_INST(2, 1, 0, 6)
+#endif
 
 // ---- v13: whole-row streams. One load instruction of a warp reads 512 contiguous bytes of one row ----------------------
 // v9's DRY build found that rows read front to back stream faster than 128-byte pieces of 16 rows (v3/v11's tile). v13
@@ -1599,20 +1613,28 @@ __global__ void __launch_bounds__(512) gemv_stream_probe(const uint4* __restrict
 }
 #define GEMV13_INST(SR, SK, RP, EPI, MT, D, E, DRY, MB) template __global__ void gemv_fp8_v13<SR, SK, RP, EPI, MT, D, E, DRY, MB>( \
     const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 GEMV13_INST(4, 1, 2, 0, 1, 3, true, false, 1) GEMV13_INST(4, 1, 1, 1, 8, 2, true, false, 1)
+#endif
 #define GEMV14_INST(SR, SK, RP, EPI, MT, D, E, DRY, MB, XS) template __global__ void gemv_fp8_v14<SR, SK, RP, EPI, MT, D, E, DRY, MB, XS>( \
     const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 GEMV14_INST(4, 1, 2, 0, 1, 3, true, false, 1, false) GEMV14_INST(4, 1, 1, 1, 8, 2, true, false, 1, false) GEMV14_INST(4, 1, 2, 2, 1, 3, true, false, 1, true)
 GEMV14_INST(4, 1, 2, 0, 1, 3, true, false, 1, true) GEMV14_INST(4, 1, 1, 1, 1, 3, true, false, 1, true)
 GEMV14_INST(4, 1, 2, 0, 1, 2, true, false, 1, true) GEMV14_INST(4, 1, 2, 1, 1, 3, true, false, 1, true) GEMV14_INST(4, 1, 2, 2, 1, 2, true, false, 1, true)
+#endif
 #define GEMV16_INST(SR, SK, RP, EPI, MT, D, E, MB, XS) template __global__ void gemv_fp8_v16<SR, SK, RP, EPI, MT, D, E, MB, XS>( \
     const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 GEMV16_INST(4, 1, 2, 1, 1, 3, true, 1, true) GEMV16_INST(4, 1, 1, 1, 8, 2, true, 1, false)
+#endif
 #define GEMV18_INST(SR, SK, RP, EPI, MT, D, E, MB, XS) template __global__ void gemv_fp8_v18<SR, SK, RP, EPI, MT, D, E, MB, XS>( \
     const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 GEMV18_INST(4, 1, 2, 1, 1, 3, true, 1, true) GEMV18_INST(4, 1, 1, 1, 8, 2, true, 1, false)
 template __global__ void gemv_stream_probe<8>(const uint4*, long long, unsigned*);
 template __global__ void gemv_stream_probe<16>(const uint4*, long long, unsigned*);
+#endif
 
 // ---- lm_head: bf16 weights over a row set, fused with argmax --------------------------------------------
 // Block b computes the logits of rows rowset[16 b .. 16 b + 15] for M tokens (bf16-rounded, as the oracle's logits
@@ -1711,25 +1733,37 @@ extern "C" __global__ void argmax_partials(const float* __restrict__ part_val, c
 // Instantiations the engine uses (NVRTC instantiates by name too; these let nvcc check every variant).
 #define GEMV_INST(S, RG, EPI) template __global__ void gemv_fp8_v2<S, RG, EPI>(const unsigned char*, const float*, \
     const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int);
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 GEMV_INST(1, 1, 0) GEMV_INST(2, 1, 0) GEMV_INST(4, 1, 0) GEMV_INST(8, 1, 0)
 GEMV_INST(1, 2, 0) GEMV_INST(2, 2, 0) GEMV_INST(4, 2, 0) GEMV_INST(8, 2, 0)
 GEMV_INST(1, 1, 1) GEMV_INST(2, 1, 1) GEMV_INST(4, 1, 1) GEMV_INST(8, 1, 1)
 GEMV_INST(1, 2, 1) GEMV_INST(2, 2, 1) GEMV_INST(4, 2, 1) GEMV_INST(8, 2, 1)
 GEMV_INST(1, 2, 2) GEMV_INST(2, 2, 2) GEMV_INST(4, 2, 2) GEMV_INST(8, 2, 2)
+#endif
 #define GEMV3_INST(S, RG, EPI) template __global__ void gemv_fp8_v3<S, RG, EPI>(const unsigned char*, const float*, \
     const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 GEMV3_INST(2, 1, 0) GEMV3_INST(4, 1, 0) GEMV3_INST(8, 1, 0) GEMV3_INST(4, 2, 0)
 GEMV3_INST(2, 1, 1) GEMV3_INST(4, 1, 1) GEMV3_INST(8, 1, 1)
 GEMV3_INST(2, 2, 2) GEMV3_INST(4, 2, 2) GEMV3_INST(8, 2, 2)
+#endif
 #define GEMV3B_INST(S, RG, EPI, MINB) template __global__ void gemv_fp8_v3b<S, RG, EPI, MINB>(const unsigned char*, const float*, \
     const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 GEMV3B_INST(2, 1, 1, 6) GEMV3B_INST(2, 1, 0, 6)
+#endif
 #define GEMV4_INST(RG, EPI) template __global__ void gemv_fp8_v4<RG, EPI>(const unsigned char*, const float*, \
     const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 GEMV4_INST(1, 0) GEMV4_INST(2, 0) GEMV4_INST(1, 1) GEMV4_INST(2, 1) GEMV4_INST(2, 2)
+#endif
 #define GEMV5_INST(S, RG, EPI, D) template __global__ void gemv_fp8_v5<S, RG, EPI, D>(const unsigned char*, const float*, \
     const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 GEMV5_INST(4, 1, 0, 4) GEMV5_INST(4, 1, 0, 8) GEMV5_INST(2, 1, 1, 8) GEMV5_INST(4, 2, 2, 4) GEMV5_INST(4, 2, 0, 4)
+#endif
 #define LMH_INST(S) template __global__ void lm_head_bf16_v2<S>(const unsigned short*, const int*, int, const unsigned short*, \
     int, int, unsigned short*, int, float*, int*);
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 LMH_INST(1) LMH_INST(2) LMH_INST(4) LMH_INST(8)
+#endif

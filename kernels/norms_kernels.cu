@@ -184,13 +184,19 @@ __global__ void __launch_bounds__(NT) norm_prologue_probe(const unsigned short* 
 RMS_ALL(5120, 128) RMS_ALL(5120, 160) RMS_ALL(5120, 320) RMS_ALL(5120, 640) RMS_ALL(256, 32)
 #define HEAD_INST(WPB, F) template __global__ void head_rmsnorm_bf16_v1<256, WPB, F>(const unsigned short*, long long, long long, \
   const unsigned short*, unsigned short*, long long, long long, float*, int, int, float, float);
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 HEAD_INST(4, 0) HEAD_INST(4, 1) HEAD_INST(4, 2)
+#endif
 #define GATED_INST(WPB, F) template __global__ void gated_rmsnorm_bf16_v1<128, WPB, F>(const unsigned short*, long long, long long, \
   const unsigned short*, long long, long long, const unsigned short*, unsigned short*, long long, long long, float*, int, int, float, float);
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 GATED_INST(4, 0) GATED_INST(4, 1) GATED_INST(4, 2)
+#endif
 #define PROBE_INST(MODE, NT) template __global__ void norm_prologue_probe<MODE, NT>(const unsigned short*, const unsigned short*, \
   unsigned*, float, float, float);
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 PROBE_INST(0, 128) PROBE_INST(1, 128) PROBE_INST(2, 128) PROBE_INST(0, 256) PROBE_INST(1, 256) PROBE_INST(2, 256)
+#endif
 
 // ---- grid_join_probe: the grid-wide join a persistent kernel would pay at every residual norm ----------------------
 // Not a norm. One block per SM (co-resident by construction), `rounds` rounds; in each, every block sums the squares

@@ -35,11 +35,13 @@ __device__ __forceinline__ void stream_read(const uint4* __restrict__ src, long 
 template <int U> __global__ void stream_read_v1(const uint4* __restrict__ src, long long n16, unsigned* sink) { stream_read<U, false>(src, n16, sink); }
 template <int U> __global__ void stream_read_v2(const uint4* __restrict__ src, long long n16, unsigned* sink) { stream_read<U, true>(src, n16, sink); }
 
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 template __global__ void stream_read_v1<1>(const uint4*, long long, unsigned*);
 template __global__ void stream_read_v1<4>(const uint4*, long long, unsigned*);
 template __global__ void stream_read_v1<8>(const uint4*, long long, unsigned*);
 template __global__ void stream_read_v2<1>(const uint4*, long long, unsigned*);
 template __global__ void stream_read_v2<4>(const uint4*, long long, unsigned*);
 template __global__ void stream_read_v2<8>(const uint4*, long long, unsigned*);
+#endif
 
 extern "C" __global__ void noop(int* p) { if (p != nullptr && threadIdx.x == 1024) p[0] = 0; }

@@ -95,13 +95,22 @@ class Kernel:
 
 _NAMES = {}          # id(kernel) -> "file:func", for launch inventories (kernels are cached, so ids stay theirs)
 
+_COMPILED = {}      # (file, options, kernel name) -> (module, lowered names): every kernel compiled in this process
+
 @functools.cache
 def get_kernel(name: str, func: str, options: tuple = NVRTC_OPTIONS, together: tuple = ()) -> Kernel:
     """Compile (once per process, and once per source text on disk) `kernels/{name}.cu` and return kernel `func`
     (a C++ name, templates allowed). `together`: all the template instantiations to compile in one NVRTC pass with
-    this one (one compile, many kernels)."""
-    names = tuple(dict.fromkeys(tuple(together) + (func,))) if (together or "<" in func) else ()
-    m, lowered = _module(name, names, options)
+    this one (one compile, many kernels). A kernel already compiled in this process, in any pass, is not compiled again:
+    a pass compiles only the names it asks for that no earlier pass had (so one early pass over everything a run will
+    launch makes every later request free, whatever group it names)."""
+    want = tuple(dict.fromkeys(tuple(together) + (func,)))
+    missing = tuple(f for f in want if (name, options, f) not in _COMPILED)
+    if missing:
+        names = missing if (together or "<" in func or len(missing) > 1) else ()
+        m, lowered = _module(name, names, options)
+        for f in missing: _COMPILED[(name, options, f)] = (m, lowered)
+    m, lowered = _COMPILED[(name, options, func)]
     k = Kernel(m.get_function(lowered.get(func, func)), f"{name}:{func}")
     _NAMES[id(k)] = k.label
     return k

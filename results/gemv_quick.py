@@ -1,19 +1,33 @@
 """The engine's GEMV launches only, re-verified after a change of machine code (PDL waits, IEEE subnormals) and timed as
 one token with programmatic dependent launches off and on. Usage on the H200: PYTHONPATH=. python3 results/gemv_quick.py OUT_DIR"""
-import sys, torch
+import sys, time, torch
+import explore_util
+from qwen_engine import gemv as G
 from qwen_engine.gemv import (MODEL_SHAPES, AWKWARD, engine_kwargs, check_gemv, check_ok, check_lm_head, token_graph, bandwidth_now)
 from qwen_engine.runtime import write_record
 
 out = sys.argv[1] if len(sys.argv) > 1 else None
 gen = torch.Generator(device="cuda").manual_seed(0)
-checks = []
-for N, K, epi, *_ in MODEL_SHAPES + [(*a, "awkward") for a in AWKWARD]:
-    kw = engine_kwargs(N, K, epi)
-    S, RG = kw.pop("S"), kw.pop("RG")
-    for M in (1, 5):
-        c = check_gemv(N, K, epi, M, gen, S, RG, **kw)
-        c["ok"] = check_ok(c)
-        checks.append(c); print(c)
+
+
+def run_checks(record: bool):
+    res = []
+    for N, K, epi, *_ in MODEL_SHAPES + [(*a, "awkward") for a in AWKWARD]:
+        kw = engine_kwargs(N, K, epi)
+        S, RG = kw.pop("S"), kw.pop("RG")
+        for M in (1, 5):
+            c = check_gemv(N, K, epi, M, gen, S, RG, **kw)
+            c["ok"] = check_ok(c)
+            res.append(c)
+            if record: print(c)
+    return res
+
+
+# Every kernel the checks launch (plain projections and M = 5 builds included) and the engine's, in one NVRTC pass: its
+# run of 2026-11-29 compiled the builds outside ENGINE_KERNELS one at a time and ran out of its 110 s after 4 checks.
+names = explore_util.launched_names(lambda: run_checks(False)) + G.ENGINE_KERNELS
+t0 = time.time(); G.get_kernel("gemv", names[0], together=names); print(f"compiled {len(names)} kernels in one pass: {time.time() - t0:.0f} s", flush=True)
+checks = run_checks(True)
 lmh = check_lm_head(gen); print("lm_head:", lmh)
 bw = bandwidth_now()
 tok = {("pdl" if p else "plain"): token_graph(None, gen, bw, pdl=p) for p in (False, True)}

@@ -51,3 +51,28 @@ def test_every_include_is_inlined():
     for p in sorted(rt.kernel_dir().glob("*.cu")):
         assert '#include "' not in rt.kernel_source(p.stem), p.name
     assert "qe_grid_wait" in rt.kernel_source("gemv")
+
+def test_get_kernel_compiles_each_name_once_per_process(monkeypatch):
+    """A pass compiles only the names no earlier pass compiled: a group requested after its members is not compiled again,
+    and a later group compiles only what is new (one early pass over a run's kernels makes every later request free)."""
+    from qwen_engine import runtime as R
+    passes = []
+    class Mod:
+        def get_function(self, lowered): return type("Fn", (), {"ptr": hash(lowered)})()
+    def fake_module(name, names, options):
+        passes.append(names)
+        return Mod(), {n: "_Z" + n for n in names}
+    monkeypatch.setattr(R, "_module", fake_module)
+    monkeypatch.setattr(R, "_COMPILED", {})
+    R.get_kernel.cache_clear()
+    try:
+        R.get_kernel("f", "a<1>", together=("a<1>", "a<2>"))
+        R.get_kernel("f", "a<2>")                                   # compiled by the first pass
+        R.get_kernel("f", "a<2>", together=("a<1>", "a<2>"))        # the whole group: nothing new
+        k = R.get_kernel("f", "a<3>", together=("a<1>", "a<3>"))   # only a<3> is new
+        R.get_kernel("f", "plain")                                  # an extern "C" name alone: the file without name expressions
+        R.get_kernel("g", "a<1>")                                   # another file: its own pass
+        assert passes == [("a<1>", "a<2>"), ("a<3>",), (), ("a<1>",)]
+        assert k.label == "f:a<3>" and k.ptr == hash("_Za<3>")
+    finally:
+        R.get_kernel.cache_clear()
