@@ -298,3 +298,18 @@ def test_v15_v16_sweeps_launch_through_the_launcher(monkeypatch, variant):
     if variant != 15: return
     with pytest.raises(ValueError, match="KS = 1"):
         G.gemv(q, sc, x[:1], 1, res[:1], S=4, RG=1, **explore_util.v14_kwargs((4, 1, 2, 3, 1, 1, 1, 1), variant=15))
+
+def test_launched_names_is_a_dry_pass(monkeypatch):
+    "explore_util.launched_names: the kernels a call would launch, in order, nothing launched, the launcher restored after."
+    from unittest import mock
+    from qwen_engine import gemv as G
+    from results import explore_util
+    monkeypatch.setattr(torch.Tensor, "is_cuda", mock.PropertyMock(return_value=True))
+    before = (G.get_kernel, G._engine_kernel, G.launch)
+    q, sc = torch.zeros(5120, 6144, dtype=torch.uint8), torch.zeros(40, 48)
+    x, res = torch.zeros(1, 6144, dtype=torch.bfloat16), torch.zeros(1, 5120, dtype=torch.bfloat16)
+    y = torch.full((1, 5120), 7.0, dtype=torch.bfloat16)
+    names = explore_util.launched_names(lambda: (G.engine_gemv(q, sc, x, 1, res, out=y, scratch=G.engine_scratch(5120, 6144, 1, device="cpu")),
+                                                 G.gemv(q, sc, x, 0, None, S=4, RG=1, variant=11)))
+    assert names == ("gemv_fp8_v18<4, 1, 2, 1, 1, 3, true, 1, true>", "gemv_fp8_v11<4, 1, 0>")
+    assert (G.get_kernel, G._engine_kernel, G.launch) == before and bool((y == 7).all())
