@@ -4,7 +4,7 @@
 // Explicit instantiation lists in the kernel files stand inside `#ifndef __CUDACC_RTC__`: they are for nvcc, which compiles
 // a whole file (the compile check, the machine-code comparison of `.ci/book.py same-code`). NVRTC defines __CUDACC_RTC__
 // and compiles only the kernels a run names (`get_kernel`'s name expressions): a pass over 2 kernels of gemv.cu took
-// 0.8 s instead of 27.9 s with its ~170 listed instances (measured with NVRTC 13 on a CPU machine).
+// 0.8 s instead of 28 s with its ~170 listed instances (NVRTC 13 on a CPU machine: results/nvrtc_compile_time.py).
 __device__ __forceinline__ unsigned short qe_f32_to_bf16(float f) {     // round to nearest even, as torch does
   unsigned short h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h;
 }

@@ -313,3 +313,13 @@ def test_launched_names_is_a_dry_pass(monkeypatch):
                                                  G.gemv(q, sc, x, 0, None, S=4, RG=1, variant=11)))
     assert names == ("gemv_fp8_v18<4, 1, 2, 1, 1, 3, true, 1, true>", "gemv_fp8_v11<4, 1, 0>")
     assert (G.get_kernel, G._engine_kernel, G.launch) == before and bool((y == 7).all())
+
+def test_split_scratch_starts_at_zero():
+    "v18 reads the split scratch as one zeroed 64-bit exchange word per output and token (16 N floats for KS = 2): v13_scratch zeroes it, and is big enough."
+    from qwen_engine.gemv import v13_scratch, engine_scratch, MODEL_SHAPES, ENGINE_CHOICE
+    for N, K, epi, _ in MODEL_SHAPES:
+        if ENGINE_CHOICE[(N, K, epi)][0] != 18: continue
+        part, cnt = engine_scratch(N, K, epi, device="cpu")
+        assert part.numel() >= 16 * N and not part.any() and not cnt.any()
+    part, _ = v13_scratch(5120, 6144, 1, 4, 1, 2, device="cpu")               # the M = 8 build's RP = 1
+    assert part.numel() >= 16 * 5120 and not part.any()
