@@ -55,6 +55,9 @@
 //   v18 gemv_fp8_v18<SR, SK, RP, EPI, MT, D, EARLY, MINB, XS>: v14 with a split of exactly 2 met by one 64-bit atomic
 //      exchange per output (the sum rides in the atomic; the second arriver adds (0 + p0) + p1 and stores). THE ENGINE'S on
 //      the two split shapes (out_proj, down): faster than v16 and v14 alone and in the token (gemv_v18_h200.json).
+//   v19 gemv_fp8_v19<SR, SK, RP, EPI, MT, D, EARLY, MINB, XS, XCH, PF>: v14 (XCH: v18) with the weights asked of L2 ahead
+//      of the register ring: one bulk prefetch (cp.async.bulk.prefetch.L2) per row and step, PF steps past the ring; before
+//      the PDL wait, the PF steps after the early ring. The same loads and sums: bit-identical to v14 / v18.
 //   lm_head_bf16_v2<S>: the same structure for the bf16 vocabulary projection over a row set, with argmax.
 // Weights are read as stored in the checkpoint: row-major [N, K], e4m3, scale_inv [N/128, K/128] (fp32 here).
 #include "common.cu"                                    // qe_grid_wait / qe_grid_launch_dependents (PDL)
@@ -1343,8 +1346,12 @@ __device__ __forceinline__ void gemv_st_cluster(unsigned a, float v) { asm volat
 // between launches): each block's output lane swaps in (1 << 32 | its sum); the lane that gets a flagged word back is
 // second, holds both sums, adds them in block order as (0 + p0) + p1 (v14's order and rounding) and stores; the first leaves.
 // The data travels inside the atomic: no fence, no counter, one round trip.
+// PF (v19): ncu on v14 (results/gemv_ncu_engine_h200.txt) finds the warps stalled on their weight loads (L1TEX scoreboard,
+// ~67 % of the cycles between issues; ~0.4 instructions issued per scheduler per cycle): the register ring bounds the
+// bytes in flight, and a step's math adds to every load's latency. A bulk prefetch asks L2 for a row's 512 bytes of a
+// step PF steps ahead, with no register: lane j of the warp prefetches row j; the ring's loads then find L2.
 template <int SR, int SK, int RP, int EPI, int MT, int D, bool EARLY, bool DRY, bool SP, bool XS = false, int CL = 0, bool ACQ = false,
-          bool XCH = false>
+          bool XCH = false, int PF = 0>
 __device__ __forceinline__ void gemv_v13_body(const unsigned char* __restrict__ W, const float* __restrict__ scale,
                                               const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
                                               unsigned short* __restrict__ y, int N, int K, int M, int ldy,
@@ -1383,10 +1390,22 @@ __device__ __forceinline__ void gemv_v13_body(const unsigned char* __restrict__ 
   auto load_sc = [&](int slot, int st) {   // SP: this step's scales (row hi's only where it lies in another row block)
     if (SP) { sl[slot] = __ldg(sc_lo_p + 4 * st); sh[slot] = EPI == 2 ? __ldg(sc_hi_p + 4 * st) : 0.f; }
   };
+  auto prefetch = [&](int st, int n) {     // PF: lane j < 2 RP asks L2 for row j's steps [st, st + n) (within the slice)
+    if (PF > 0) {
+      n = min(n, s1 - st);
+      if (lane < 2 * RP && n > 0) {
+        int r = row[0];
+#pragma unroll
+        for (int j = 1; j < 2 * RP; ++j) r = lane == j ? row[j] : r;
+        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" :: "l"(W + (size_t)r * K + 512 * st), "r"(512 * n) : "memory");
+      }
+    }
+  };
   if (EARLY) {
 #pragma unroll
     for (int d = 0; d < D - 1; ++d) if (s0 + d < s1) { v13_load_w<RP, MT>(wv[d], W, row, K, 512 * (s0 + d) + lk); load_sc(d, s0 + d); }
   }
+  prefetch(s0 + D - 1, PF);                                 // weights only: before the wait
   qe_grid_wait();
   qe_grid_launch_dependents();
   if (CL) gemv_cluster_arrive();                           // v15: "started"; the wait before the first remote store pairs it
@@ -1409,6 +1428,7 @@ __device__ __forceinline__ void gemv_v13_body(const unsigned char* __restrict__ 
       if (cur < s1) {
         if (nxt < s1) {
           v13_load_w<RP, MT>(wv[(d + D - 1) % D], W, row, K, 512 * nxt + lk); load_sc((d + D - 1) % D, nxt);
+          prefetch(nxt + PF, 1);
           if (!XS) v13_load_x<MT>(xv[(d + D - 1) % D], x, M, K, 512 * nxt + lk);
         }
         if (DRY) {
@@ -1593,6 +1613,14 @@ __global__ void __launch_bounds__(32 * SR * SK, MINB) gemv_fp8_v18(
     float* __restrict__ partial, unsigned* __restrict__ counters) {
   gemv_v13_body<SR, SK, RP, EPI, MT, D, EARLY, false, true, XS, 0, false, true>(W, scale, x, res, y, N, K, M, ldy, partial, counters);
 }
+// v19: v14 (XCH: v18's split end) with the weights prefetched into L2 PF steps past the register ring (PF).
+template <int SR, int SK, int RP, int EPI, int MT, int D, bool EARLY, int MINB, bool XS, bool XCH, int PF>
+__global__ void __launch_bounds__(32 * SR * SK, MINB) gemv_fp8_v19(
+    const unsigned char* __restrict__ W, const float* __restrict__ scale, const unsigned short* __restrict__ x,
+    const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
+    float* __restrict__ partial, unsigned* __restrict__ counters) {
+  gemv_v13_body<SR, SK, RP, EPI, MT, D, EARLY, false, true, XS, 0, false, XCH, PF>(W, scale, x, res, y, N, K, M, ldy, partial, counters);
+}
 
 // A plain stream over `n16` 16-byte words with the GEMV's PDL calls: the ceiling of a kernel of this size in a chain.
 template <int U>
@@ -1632,6 +1660,12 @@ GEMV16_INST(4, 1, 2, 1, 1, 3, true, 1, true) GEMV16_INST(4, 1, 1, 1, 8, 2, true,
     const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 #ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 GEMV18_INST(4, 1, 2, 1, 1, 3, true, 1, true) GEMV18_INST(4, 1, 1, 1, 8, 2, true, 1, false)
+#endif
+#define GEMV19_INST(SR, SK, RP, EPI, MT, D, E, MB, XS, XCH, PF) template __global__ void gemv_fp8_v19<SR, SK, RP, EPI, MT, D, E, MB, XS, XCH, PF>( \
+    const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
+GEMV19_INST(4, 1, 2, 0, 1, 2, true, 1, true, false, 4) GEMV19_INST(4, 1, 2, 1, 1, 3, true, 1, true, true, 4)
+GEMV19_INST(4, 1, 1, 1, 8, 2, true, 1, false, true, 4)
 template __global__ void gemv_stream_probe<8>(const uint4*, long long, unsigned*);
 template __global__ void gemv_stream_probe<16>(const uint4*, long long, unsigned*);
 #endif

@@ -299,6 +299,35 @@ def test_v15_v16_sweeps_launch_through_the_launcher(monkeypatch, variant):
     with pytest.raises(ValueError, match="KS = 1"):
         G.gemv(q, sc, x[:1], 1, res[:1], S=4, RG=1, **explore_util.v14_kwargs((4, 1, 2, 3, 1, 1, 1, 1), variant=15))
 
+def test_v19_sweep_launches_through_the_launcher(monkeypatch):
+    """Every build the v19 sweep launches (each shape's configurations at every PF; its epilogue and check_gemv's plain
+    projection; M = 1 and 8) reaches a kernel named in V19_KERNELS, with PF and the split's end in its name, KS blocks on
+    the grid's y axis, and the split scratch where KS = 2; PF = 0 is refused (v19 without a prefetch is v14)."""
+    from unittest import mock
+    from qwen_engine import gemv as G
+    named, grids = [], []
+    class Kern: max_dynamic_shared_size_bytes = 0
+    monkeypatch.setattr(G, "get_kernel", lambda mod, name, together=(): (named.append(name), Kern())[1])
+    monkeypatch.setattr(G, "_engine_kernel", lambda name: (named.append(name), Kern())[1])
+    monkeypatch.setattr(G, "launch", lambda k, grid, block, args, smem=0, pdl=False: grids.append((grid, args)))
+    monkeypatch.setattr(torch.Tensor, "is_cuda", mock.PropertyMock(return_value=True))
+    assert len(G.V19_SWEEP) == 5 and G.V19_PF == (2, 4, 8, 64)
+    for (N, K, epi), cfgs in G.V19_SWEEP.items():
+        q, sc = torch.zeros(N, K, dtype=torch.uint8), torch.zeros(N // 128, K // 128)
+        for cfg in cfgs:
+            SR, SK, RP, D, E, MB, KS, XS = cfg
+            for pf in G.V19_PF:
+                for M in (1, 8):
+                    x, res = torch.zeros(M, K, dtype=torch.bfloat16), torch.zeros(M, N, dtype=torch.bfloat16)
+                    for e in (epi, 0):
+                        G.gemv(q, sc, x, e, res if e == 1 else None, S=SR, RG=2 if e == 2 else 1, pdl=True, variant=19, KS=KS, D=D, minb=MB,
+                               v13opt=(SK, RP, bool(E), bool(XS), pf))
+                        assert named[-1] in G.V19_KERNELS and named[-1].endswith(f", {'true' if KS == 2 and e != 2 else 'false'}, {pf}>")
+                        assert grids[-1][0][1] == KS
+                        if KS > 1: assert grids[-1][1][-1].dtype == torch.int32 and grids[-1][1][-2].dtype == torch.float32
+    with pytest.raises(ValueError, match="PF >= 1"):
+        G.gemv(q, sc, x[:1], 1, res[:1], S=4, RG=1, variant=19, KS=2, D=3, v13opt=(1, 2, True, True))
+
 def test_launched_names_is_a_dry_pass(monkeypatch):
     "explore_util.launched_names: the kernels a call would launch, in order, nothing launched, the launcher restored after."
     from unittest import mock
