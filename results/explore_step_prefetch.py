@@ -8,7 +8,6 @@ the three GEMVs after a norm (with MINB holding v14's blocks per SM); on every s
 first 24 greedy tokens after a 16-token prompt must equal the engine's (v19 is bit-identical to v14 / v18).
 Usage on the H200: PYTHONPATH=. python3 results/explore_step_prefetch.py OUT_DIR (step_prefetch_h200.json). About 150 s."""
 import sys, time
-import torch
 from qwen_engine import gemv as G
 from qwen_engine.config import preset
 from qwen_engine.step import DecodeStep, synthetic_engine_weights, run
