@@ -26,6 +26,8 @@
 //      each block v1's warps 8 half.. (64 state columns), all of b/a, the conv of q, k and its own 64 v channels; the
 //      gated norm's 32 lane partials cross between the halves as tagged 64-bit words in global memory (`xchg`).
 //      Bit-identical to v3 by construction.
+//   v10 gdn_decode_v10<M, BF16_STATE, PROBE>: v7 (EARLY) with b, a, beta, the decay and the conv window before the grid
+//      wait (x is the norm's, two launches back); after it only the GEMV's q|k|v|z inputs. Bit-identical to v3.
 //   Results (H200, us per layer per token at M = 1, fp32 state, graph of 48 layers; "PDL": a graph of 48 launches each a
 //   programmatic dependent of the one before; M = 8: us per token):
 //      v1  8.54                          results/gdn_v5_h200.json (8.48 in gdn_h200.json)
@@ -37,6 +39,8 @@
 //      v7  6.36, PDL 3.87, M = 8 PDL 1.56  results/gdn_v7_h200.json   <- the engine's (VARIANT = 7; v3 there: M = 8 PDL 1.42)
 //      v8  6.67, PDL 3.92, M = 8 PDL 1.48  results/gdn_v7_h200.json
 //      v9  7.40, PDL 5.27                results/gdn_v7_h200.json (two blocks per head: lost)
+//      v10 6.79, PDL 4.06 / 3.66 / 4.05 (v7 3.87 / 3.85 / 3.85), M = 8 PDL 1.23 (v7 1.51)  results/gdn_v10_h200.json
+//          (lost at M = 1, also after the GEMV: 27.49 vs 26.99 us a pair; won at M = 8, the verify form's)
 //      FLA fused_recurrent_gated_delta_rule (recurrence only) 4.58 (gdn_v5_h200.json), 4.57 (gdn_v7_h200.json)
 // State layout ("register image"): rec[layer][head][w][c][lane][r] = S[i = 4 lane + r][j = 8 w + c]: warp w owns
 // columns 8w..8w+7, lane l owns rows 4l..4l+3 of each; a warp's load c is 512 contiguous bytes. Both products
