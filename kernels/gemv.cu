@@ -58,6 +58,9 @@
 //   v19 gemv_fp8_v19<SR, SK, RP, EPI, MT, D, EARLY, MINB, XS, XCH, PF>: v14 (XCH: v18) with the weights asked of L2 ahead
 //      of the register ring: one bulk prefetch (cp.async.bulk.prefetch.L2) per row and step, PF steps past the ring; before
 //      the PDL wait, the PF steps after the early ring. The same loads and sums: bit-identical to v14 / v18.
+//   v20 gemv_fp8_v20<SR, SK, RP, EPI, MT, D, EARLY, MINB, XCH>: v14 (XCH: v18) with the weight ring in shared memory,
+//      filled by cp.async 16 bytes a lane (each lane reads back only its own copies: no barrier), the activation read at
+//      use; a deeper ring no longer costs registers. The same sums: bit-identical to v14 / v18.
 //   lm_head_bf16_v2<S>: the same structure for the bf16 vocabulary projection over a row set, with argmax.
 // Weights are read as stored in the checkpoint: row-major [N, K], e4m3, scale_inv [N/128, K/128] (fp32 here).
 #include "common.cu"                                    // qe_grid_wait / qe_grid_launch_dependents (PDL)
@@ -1350,8 +1353,17 @@ __device__ __forceinline__ void gemv_st_cluster(unsigned a, float v) { asm volat
 // ~67 % of the cycles between issues; ~0.4 instructions issued per scheduler per cycle): the register ring bounds the
 // bytes in flight, and a step's math adds to every load's latency. A bulk prefetch asks L2 for a row's 512 bytes of a
 // step PF steps ahead, with no register: lane j of the warp prefetches row j; the ring's loads then find L2.
+// CPA (v20): the register ring of weights becomes a shared-memory ring filled by cp.async (16 bytes a lane, L2 only):
+// each lane copies its own 16 bytes of each row and step, and reads back exactly those after cp.async.wait_group, so no
+// barrier is needed; the slot a copy refills is the one the lane read in the step before. The ring costs no registers,
+// so a deeper ring (D) no longer costs blocks per SM; the activation is read at use (L1). The same sums in the same order.
+__device__ __forceinline__ void gemv_cp16(unsigned dst, const void* src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(dst), "l"(src) : "memory");
+}
+__device__ __forceinline__ void gemv_cp_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N> __device__ __forceinline__ void gemv_cp_wait() { asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory"); }
 template <int SR, int SK, int RP, int EPI, int MT, int D, bool EARLY, bool DRY, bool SP, bool XS = false, int CL = 0, bool ACQ = false,
-          bool XCH = false, int PF = 0>
+          bool XCH = false, int PF = 0, bool CPA = false>
 __device__ __forceinline__ void gemv_v13_body(const unsigned char* __restrict__ W, const float* __restrict__ scale,
                                               const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
                                               unsigned short* __restrict__ y, int N, int K, int M, int ldy,
@@ -1360,7 +1372,8 @@ __device__ __forceinline__ void gemv_v13_body(const unsigned char* __restrict__ 
   static_assert(!XS || MT == 1, "the shared-memory activation is the one-token build's");
   static_assert(CL == 0 || (CL >= 2 && !DRY), "a cluster of 2+ blocks, with the math");
   static_assert(!XCH || (EPI != 2 && CL == 0 && !DRY), "the exchange: one output per lane, no cluster, with the math");
-  extern __shared__ uint4 xsm[];
+  static_assert(!CPA || (!XS && !DRY && CL == 0 && PF == 0), "the cp.async ring: its own dynamic shared memory, with the math");
+  extern __shared__ uint4 xsm[];                           // XS: the block's activation; CPA: the weight ring
   __shared__ float red[SR][SK > 1 ? SK - 1 : 1][MT][RP][2];
   __shared__ unsigned last;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
@@ -1385,8 +1398,13 @@ __device__ __forceinline__ void gemv_v13_body(const unsigned char* __restrict__ 
 #pragma unroll
     for (int p = 0; p < RP; ++p) acc[m][p][0] = acc[m][p][1] = 0.f;
   unsigned dry = 0;
-  uint4 wv[D][2 * RP], xv[D][MT][2];
+  uint4 wv[CPA ? 1 : D][2 * RP], xv[CPA ? 1 : D][MT][2];
   float sl[D], sh[D];
+  const unsigned ring0 = CPA ? qe_smem_u32(xsm) + (unsigned)(warp * D * 2 * RP * 512 + lane * 16) : 0u;   // CPA: slot s, row j at + (2 RP s + j) 512
+  auto cpa_load = [&](int slot, int st) {
+#pragma unroll
+    for (int j = 0; j < 2 * RP; ++j) gemv_cp16(ring0 + (slot * 2 * RP + j) * 512, W + (size_t)row[j] * K + 512 * st + lk);
+  };
   auto load_sc = [&](int slot, int st) {   // SP: this step's scales (row hi's only where it lies in another row block)
     if (SP) { sl[slot] = __ldg(sc_lo_p + 4 * st); sh[slot] = EPI == 2 ? __ldg(sc_hi_p + 4 * st) : 0.f; }
   };
@@ -1403,7 +1421,10 @@ __device__ __forceinline__ void gemv_v13_body(const unsigned char* __restrict__ 
   };
   if (EARLY) {
 #pragma unroll
-    for (int d = 0; d < D - 1; ++d) if (s0 + d < s1) { v13_load_w<RP, MT>(wv[d], W, row, K, 512 * (s0 + d) + lk); load_sc(d, s0 + d); }
+    for (int d = 0; d < D - 1; ++d) {
+      if (CPA) { if (s0 + d < s1) { cpa_load(d, s0 + d); load_sc(d, s0 + d); } gemv_cp_commit(); }   // one group per step, even empty
+      else if (s0 + d < s1) { v13_load_w<RP, MT>(wv[d], W, row, K, 512 * (s0 + d) + lk); load_sc(d, s0 + d); }
+    }
   }
   prefetch(s0 + D - 1, PF);                                 // weights only: before the wait
   qe_grid_wait();
@@ -1417,9 +1438,12 @@ __device__ __forceinline__ void gemv_v13_body(const unsigned char* __restrict__ 
     __syncthreads();
   }
 #pragma unroll
-  for (int d = 0; d < D - 1; ++d) if (s0 + d < s1) {
-    if (!EARLY) { v13_load_w<RP, MT>(wv[d], W, row, K, 512 * (s0 + d) + lk); load_sc(d, s0 + d); }
-    if (!XS) v13_load_x<MT>(xv[d], x, M, K, 512 * (s0 + d) + lk);
+  for (int d = 0; d < D - 1; ++d) {
+    if (CPA) { if (!EARLY) { if (s0 + d < s1) { cpa_load(d, s0 + d); load_sc(d, s0 + d); } gemv_cp_commit(); } continue; }
+    if (s0 + d < s1) {
+      if (!EARLY) { v13_load_w<RP, MT>(wv[d], W, row, K, 512 * (s0 + d) + lk); load_sc(d, s0 + d); }
+      if (!XS) v13_load_x<MT>(xv[d], x, M, K, 512 * (s0 + d) + lk);
+    }
   }
   for (int s = s0; s < s1; s += D) {
 #pragma unroll
@@ -1427,10 +1451,13 @@ __device__ __forceinline__ void gemv_v13_body(const unsigned char* __restrict__ 
       const int cur = s + d, nxt = cur + D - 1;
       if (cur < s1) {
         if (nxt < s1) {
-          v13_load_w<RP, MT>(wv[(d + D - 1) % D], W, row, K, 512 * nxt + lk); load_sc((d + D - 1) % D, nxt);
+          if (CPA) cpa_load((d + D - 1) % D, nxt);
+          else v13_load_w<RP, MT>(wv[(d + D - 1) % D], W, row, K, 512 * nxt + lk);
+          load_sc((d + D - 1) % D, nxt);
           prefetch(nxt + PF, 1);
-          if (!XS) v13_load_x<MT>(xv[(d + D - 1) % D], x, M, K, 512 * nxt + lk);
+          if (!XS && !CPA) v13_load_x<MT>(xv[(d + D - 1) % D], x, M, K, 512 * nxt + lk);
         }
+        if (CPA) gemv_cp_commit();                         // step cur's group is now D - 1 groups back
         if (DRY) {
 #pragma unroll
           for (int j = 0; j < 2 * RP; ++j) dry ^= wv[d][j].x ^ wv[d][j].y ^ wv[d][j].z ^ wv[d][j].w;
@@ -1438,7 +1465,14 @@ __device__ __forceinline__ void gemv_v13_body(const unsigned char* __restrict__ 
         } else {
           const float slo = (SP ? sl[d] : __ldg(sc_lo_p + 4 * cur)) * W_RESCALE_BITS;
           const float shi = (SP ? (EPI == 2 ? sh[d] : sl[d]) : __ldg(sc_hi_p + 4 * cur)) * W_RESCALE_BITS;
-          if (XS) {
+          if (CPA) {
+            gemv_cp_wait<D - 1>();                         // this lane's copies of step cur have landed
+            uint4 wc[2 * RP], xl[MT][2];
+#pragma unroll
+            for (int j = 0; j < 2 * RP; ++j) wc[j] = qe_lds128(ring0 + (d * 2 * RP + j) * 512);
+            v13_load_x<MT>(xl, x, M, K, 512 * cur + lk);
+            v13_math<RP, MT>(acc, wc, xl, slo, shi, g);
+          } else if (XS) {
             uint4 xl[MT][2];
             xl[0][0] = xsm[(cur - b0) * 64 + 8 * g + 2 * t]; xl[0][1] = xsm[(cur - b0) * 64 + 8 * g + 2 * t + 1];
             v13_math<RP, MT>(acc, wv[d], xl, slo, shi, g);
@@ -1613,6 +1647,15 @@ __global__ void __launch_bounds__(32 * SR * SK, MINB) gemv_fp8_v18(
     float* __restrict__ partial, unsigned* __restrict__ counters) {
   gemv_v13_body<SR, SK, RP, EPI, MT, D, EARLY, false, true, XS, 0, false, true>(W, scale, x, res, y, N, K, M, ldy, partial, counters);
 }
+// v20: v14 (XCH: v18's split end) with the weight ring in shared memory, filled by cp.async (CPA); dynamic shared memory
+// SR SK D 2 RP 512 bytes; the activation read at use.
+template <int SR, int SK, int RP, int EPI, int MT, int D, bool EARLY, int MINB, bool XCH>
+__global__ void __launch_bounds__(32 * SR * SK, MINB) gemv_fp8_v20(
+    const unsigned char* __restrict__ W, const float* __restrict__ scale, const unsigned short* __restrict__ x,
+    const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
+    float* __restrict__ partial, unsigned* __restrict__ counters) {
+  gemv_v13_body<SR, SK, RP, EPI, MT, D, EARLY, false, true, false, 0, false, XCH, 0, true>(W, scale, x, res, y, N, K, M, ldy, partial, counters);
+}
 // v19: v14 (XCH: v18's split end) with the weights prefetched into L2 PF steps past the register ring (PF).
 template <int SR, int SK, int RP, int EPI, int MT, int D, bool EARLY, int MINB, bool XS, bool XCH, int PF>
 __global__ void __launch_bounds__(32 * SR * SK, MINB) gemv_fp8_v19(
@@ -1666,6 +1709,12 @@ GEMV18_INST(4, 1, 2, 1, 1, 3, true, 1, true) GEMV18_INST(4, 1, 1, 1, 8, 2, true,
 #ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 GEMV19_INST(4, 1, 2, 0, 1, 2, true, 1, true, false, 4) GEMV19_INST(4, 1, 2, 1, 1, 3, true, 1, true, true, 4)
 GEMV19_INST(4, 1, 1, 1, 8, 2, true, 1, false, true, 4)
+#endif
+#define GEMV20_INST(SR, SK, RP, EPI, MT, D, E, MB, XCH) template __global__ void gemv_fp8_v20<SR, SK, RP, EPI, MT, D, E, MB, XCH>( \
+    const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
+GEMV20_INST(4, 1, 2, 0, 1, 3, true, 1, false) GEMV20_INST(4, 1, 2, 1, 1, 4, true, 1, true) GEMV20_INST(4, 1, 2, 2, 1, 3, true, 1, false)
+GEMV20_INST(4, 1, 1, 1, 8, 2, true, 1, true)
 template __global__ void gemv_stream_probe<8>(const uint4*, long long, unsigned*);
 template __global__ void gemv_stream_probe<16>(const uint4*, long long, unsigned*);
 #endif

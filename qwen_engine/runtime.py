@@ -92,6 +92,13 @@ class Kernel:
     def max_dynamic_shared_size_bytes(self, v: int):
         import cupy
         cupy.cuda.driver.funcSetAttribute(self.ptr, cupy.cuda.driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int(v))
+    # the share of L1 the kernel prefers as shared memory, in % (-1: no preference; CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT = 9)
+    @property
+    def preferred_shared_memory_carveout(self) -> int: return self._attr("CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT")
+    @preferred_shared_memory_carveout.setter
+    def preferred_shared_memory_carveout(self, v: int):
+        import cupy
+        cupy.cuda.driver.funcSetAttribute(self.ptr, getattr(cupy.cuda.driver, "CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT", 9), int(v))
 
 _NAMES = {}          # id(kernel) -> "file:func", for launch inventories (kernels are cached, so ids stay theirs)
 

@@ -328,6 +328,37 @@ def test_v19_sweep_launches_through_the_launcher(monkeypatch):
     with pytest.raises(ValueError, match="PF >= 1"):
         G.gemv(q, sc, x[:1], 1, res[:1], S=4, RG=1, variant=19, KS=2, D=3, v13opt=(1, 2, True, True))
 
+def test_v20_sweep_launches_through_the_launcher(monkeypatch):
+    """Every build the v20 sweep launches (its epilogue and check_gemv's plain projection, M = 1 and 8) reaches a kernel
+    named in V20_KERNELS with the split's end in its name, KS blocks on the grid's y axis, the split scratch where KS = 2,
+    dynamic shared memory of exactly its ring (v20_smem of the build's RP and D), and the carveout set to all shared."""
+    from unittest import mock
+    from qwen_engine import gemv as G
+    named, grids, kerns = [], [], {}
+    class Kern:
+        max_dynamic_shared_size_bytes = 0
+        preferred_shared_memory_carveout = -1
+    def get(mod, name, together=()): named.append(name); return kerns.setdefault(name, Kern())
+    monkeypatch.setattr(G, "get_kernel", get)
+    monkeypatch.setattr(G, "_engine_kernel", lambda name: get("gemv", name))
+    monkeypatch.setattr(G, "launch", lambda k, grid, block, args, smem=0, pdl=False: grids.append((grid, args, smem, k)))
+    monkeypatch.setattr(torch.Tensor, "is_cuda", mock.PropertyMock(return_value=True))
+    for (N, K, epi), cfgs in G.V20_SWEEP.items():
+        q, sc = torch.zeros(N, K, dtype=torch.uint8), torch.zeros(N // 128, K // 128)
+        for cfg in cfgs:
+            SR, SK, RP, D, E, MB, KS, XS = cfg
+            for M in (1, 8):
+                x, res = torch.zeros(M, K, dtype=torch.bfloat16), torch.zeros(M, N, dtype=torch.bfloat16)
+                for e in (epi, 0):
+                    G.gemv(q, sc, x, e, res if e == 1 else None, S=SR, RG=2 if e == 2 else 1, pdl=True, variant=20, KS=KS, D=D, minb=MB,
+                           v13opt=(SK, RP, bool(E), False))
+                    rp, d = (RP, D) if M == 1 else G.V13_MULTI[:2]
+                    grid, args, smem, k = grids[-1]
+                    assert named[-1] in G.V20_KERNELS and named[-1].endswith(f", {'true' if KS == 2 and e != 2 else 'false'}>")
+                    assert grid[1] == KS and smem == G.v20_smem(SR, SK, rp, d) and k.preferred_shared_memory_carveout == 100
+                    if smem > 48 * 1024: assert k.max_dynamic_shared_size_bytes >= smem
+                    if KS > 1: assert args[-1].dtype == torch.int32 and args[-2].dtype == torch.float32
+
 def test_launched_names_is_a_dry_pass(monkeypatch):
     "explore_util.launched_names: the kernels a call would launch, in order, nothing launched, the launcher restored after."
     from unittest import mock
