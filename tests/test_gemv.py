@@ -356,7 +356,7 @@ def test_v20_sweep_launches_through_the_launcher(monkeypatch):
                     grid, args, smem, k = grids[-1]
                     assert named[-1] in G.V20_KERNELS and named[-1].endswith(f", {'true' if KS == 2 and e != 2 else 'false'}>")
                     assert grid[1] == KS and smem == G.v20_smem(SR, SK, rp, d) and k.preferred_shared_memory_carveout == 100
-                    if smem > 48 * 1024: assert k.max_dynamic_shared_size_bytes >= smem
+                    if smem > 40 * 1024: assert k.max_dynamic_shared_size_bytes >= smem   # the opt-in (static shared memory counts too)
                     if KS > 1: assert args[-1].dtype == torch.int32 and args[-2].dtype == torch.float32
 
 def test_launched_names_is_a_dry_pass(monkeypatch):
