@@ -15,8 +15,8 @@
 //      instead of registers, and every kernel PDL-ready. Outputs bit-identical to v2 (24/24 checks); step at 32K 62.5 us,
 //      46 % (60.3 us with PDL) (results/attention_v3_h200.json).
 //   v4 (attn_scores_v4 -> attn_pv_v2 -> attn_merge_v2): v3 with the prologue folded into pass 1 (three launches).
-//      Bit-identical to v2; 32K 61.0 us, 59.5 with PDL (48.7 %); 1K 16.3 us; 128K 176 us (65.8 %). STILL the engine's
-//      variant: v6 below is faster alone but made the whole PDL decode step slower (see v6).
+//      Bit-identical to v2; 32K 61.0 us, 59.5 with PDL (48.7 %); 1K 16.3 us; 128K 176 us (65.8 %). The engine's
+//      variant until v6 (below) won in the step too (results/carveout_h200.json).
 //   v5 (attn_scores_v5 -> attn_pv_v3): two launches. Pass 1 v5 = v4 with a block's first key copies issued before its
 //      query rows are formed (when it writes no new key); pass 2 v3 = pv_v2 with its loads issued earlier and the merge
 //      folded in (the last of the P blocks of a (row, KV group) to finish sums the partials in partition order, counted
@@ -31,7 +31,10 @@
 //      the PDL step was slower: 8.845 / 9.154 ms per token at 1K / 32K vs v4's 8.540 / 8.942 (decode_speed_attn6_h200.json
 //      vs decode_speed_h200.json); without PDL v6 was slightly faster (8.790 vs 8.820 at 1K). Hypothesis, not measured:
 //      under PDL its 264 resident blocks (~104 KB of shared memory each) wait at launch while the q|gate|k|v GEMV's later
-//      waves still need the SMs, and it releases its own dependents only after its first barrier. So the engine keeps v4.
+//      waves still need the SMs, and it releases its own dependents only after its first barrier. So the engine kept v4.
+//      Measured again with today's neighbours (GEMV v14 / v18, GDN v7; results/carveout_h200.json, one call, interleaved,
+//      twice, the greedy tokens equal): the PDL step with v6 7.957 / 7.960 ms at 1K and 8.306 / 8.303 at 32K, with v4
+//      7.965 / 7.967 and 8.415 / 8.416. THE ENGINE'S VARIANT now (VARIANT = 6).
 //   v7 (attn_scores_v5 -> attn_pv_v4 -> attn_merge_v2): v5's passes, v4's merge kernel. Bit-identical to v4.
 //      Measured (PDL): 1K 15.5 us, 32K 53.7 (53.8 %), 128K 156.7; at 32K pass 1 v5 24.7 us (v4 25.9), pass 2 v4 26.6
 //      (pv_v2 31.5), merge 6.4.
@@ -806,7 +809,7 @@ template __global__ void attn_scores_v4<6>(const unsigned short*, const int*, co
 //   v7 = attn_scores_v5 -> attn_pv_v4 (pass 2 v3 without the merge) -> attn_merge_v2: v5's passes with v4's merge kernel,
 //     three launches, so the record separates what the passes gained from what folding the merge costs or gains.
 // Measured on the H200 (results/attention_v5_h200.json, PDL): all bit-identical to v4; at 32K v4 59.1 us, v5 59.7, v6 50.6,
-// v7 53.7, v8 51.1 (SDPA 55.0). The engine keeps v4: v6 made the whole PDL decode step slower (see the file's header).
+// v7 53.7, v8 51.1 (SDPA 55.0). v6 made the PDL step of its time slower, and today's faster (see the file's header): the engine's.
 
 // at_merge_stats with the statistics loaded once, from L2 (ld.global.cg), as (max, sum) pairs held in registers: one round
 // trip instead of two, and v6 reads statistics other blocks wrote during the same launch, which the non-coherent path may

@@ -365,7 +365,6 @@ def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None,
         # past 40 KB of dynamic shared memory, opt in (the block's static shared memory counts toward the default 48 KB too:
         # v20's 8-warp builds, 48 KB of ring, failed to launch with the opt-in taken only past 48 KB; gemv_v20_h200.json)
         if smem > 40 * 1024 and k.max_dynamic_shared_size_bytes < smem: k.max_dynamic_shared_size_bytes = smem
-        if variant == 20 and k.preferred_shared_memory_carveout != 100: k.preferred_shared_memory_carveout = 100   # all of L1's 256 KB that can be shared memory
         launch(k, (grid, KS), (32 * S * SK,), args + (part, cnt), smem=smem, pdl=pdl)
         return out
     if KS > 1 and scratch is None: scratch = gemv_scratch(N, RG, KS, epi, q.device)

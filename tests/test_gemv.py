@@ -331,7 +331,8 @@ def test_v19_sweep_launches_through_the_launcher(monkeypatch):
 def test_v20_sweep_launches_through_the_launcher(monkeypatch):
     """Every build the v20 sweep launches (its epilogue and check_gemv's plain projection, M = 1 and 8) reaches a kernel
     named in V20_KERNELS with the split's end in its name, KS blocks on the grid's y axis, the split scratch where KS = 2,
-    dynamic shared memory of exactly its ring (v20_smem of the build's RP and D), and the carveout set to all shared."""
+    dynamic shared memory of exactly its ring (v20_smem of the build's RP and D), and the carveout left at the driver's
+    default (asking for all shared cost 0.3 ms a token: results/carveout_h200.json)."""
     from unittest import mock
     from qwen_engine import gemv as G
     named, grids, kerns = [], [], {}
@@ -355,7 +356,7 @@ def test_v20_sweep_launches_through_the_launcher(monkeypatch):
                     rp, d = (RP, D) if M == 1 else G.V13_MULTI[:2]
                     grid, args, smem, k = grids[-1]
                     assert named[-1] in G.V20_KERNELS and named[-1].endswith(f", {'true' if KS == 2 and e != 2 else 'false'}>")
-                    assert grid[1] == KS and smem == G.v20_smem(SR, SK, rp, d) and k.preferred_shared_memory_carveout == 100
+                    assert grid[1] == KS and smem == G.v20_smem(SR, SK, rp, d) and k.preferred_shared_memory_carveout == -1
                     if smem > 40 * 1024: assert k.max_dynamic_shared_size_bytes >= smem   # the opt-in (static shared memory counts too)
                     if KS > 1: assert args[-1].dtype == torch.int32 and args[-2].dtype == torch.float32
 

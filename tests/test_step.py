@@ -56,7 +56,7 @@ def _decode_record():
 
 
 def test_decode_record_gates():
-    "The committed H200 record of the assembled step: graph = eager bit for bit, 485 launches, the speed rows' arithmetic."
+    "The committed H200 record of the assembled step: graph = eager bit for bit, its launches (the engine's attention variant's), the speed rows' arithmetic."
     d = _decode_record()
     assert d["graph_vs_eager"]["bit_identical"] and d["graph_vs_eager"]["steps"] >= 256
     gen = d["generation"][0]
@@ -64,7 +64,10 @@ def test_decode_record_gates():
     # runs that replay the graph the run before them captured (same hand-off, ahead = 2) allocate nothing
     assert [g["allocations"] for g in d["generation"] if g["ahead"] == 2] == [0, 0]
     L = d["launches"]
-    assert L["total"] == sum(L["by_kernel"].values()) == 1 + 129 + 4 * 64 + 3 * 16 + 48 + 2 + 1   # embed, norms, GEMVs, attention (v4: 3), GDN, head, finish
+    from qwen_engine.attention import VARIANTS, VARIANT                  # the record is the engine's: its attention kernels are VARIANT's
+    attn = {k.split(":")[1].split("<")[0]: n for k, n in L["by_kernel"].items() if k.startswith("attention:")}
+    assert attn == {f: 16 for f in VARIANTS[VARIANT][:4] if f}
+    assert L["total"] == sum(L["by_kernel"].values()) == 1 + 129 + 4 * 64 + 16 * len(attn) + 48 + 2 + 1   # embed, norms, GEMVs, attention, GDN, head, finish
     for ctx in ("1024", "32768"):
         s = d["speed"][ctx]
         assert abs(s["frac_of_floor"] - s["floor_ms"] / s["ms"]) < 1e-9 and s["bytes"] == step_bytes(decode_budget(preset("qwen3_5_27b")), int(ctx))
