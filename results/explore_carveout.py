@@ -8,12 +8,13 @@ first launch, so no two kernels ask for different splits) and compare with the d
    each with every kernel at -1, at 100 (all shared) and, for the engine, at 0 (least shared); interleaved, twice.
 2. The decode step (27B shape, synthetic, PDL graph) at 1K and 32K: attention v4 (the engine's) and v6 (fused), every
    kernel at -1 and at 100; interleaved, twice; the greedy tokens of each plan equal the engine's.
-Usage on the H200: PYTHONPATH=. python3 results/explore_carveout.py OUT_DIR (carveout_h200.json). About 120 s."""
+Usage on the H200: PYTHONPATH=. python3 results/explore_carveout.py OUT_DIR (carveout_h200.json). About 120 s.
+(explore_util.step_times was factored out of this script after its record was made: the same code, not re-run.)"""
 import sys, time
 from qwen_engine import gemv as G, attention as A, norms as Nm, step as St, runtime as R
 from qwen_engine.config import preset
 from qwen_engine.step import DecodeStep, synthetic_engine_weights, run
-from qwen_engine.decode_bench import time_replays, at_context, _prompt
+from qwen_engine.decode_bench import _prompt
 from qwen_engine.runtime import write_record
 import explore_util
 
@@ -66,6 +67,7 @@ cfg = preset("qwen3_5_27b")
 EW, _ = synthetic_engine_weights(cfg, 0, "cuda")
 step = DecodeStep(cfg, EW, max_context=33 * 1024)
 prompt = _prompt(1024)
+V0 = A.VARIANT                                        # the engine's, restored after
 STEP_RUNS = [("attention v4", 4, -1), ("attention v4", 4, 100), ("attention v6", 6, -1), ("attention v6", 6, 100)]
 for label, av, c in STEP_RUNS:
     A.VARIANT, CARVE["value"] = av, c; step.graph = None
@@ -76,17 +78,11 @@ for rep in range(2):
     for label, av, c in STEP_RUNS:
         A.VARIANT, CARVE["value"] = av, c; step.graph = None
 
-        def timed():
-            step.reset(prompt, 64); step.capture()
-            r = {}
-            for ctx in (1024, 32768):
-                at_context(step, ctx); r[ctx] = time_replays(step)
-            return r
-        r = guard(f"step {label} {c}", timed)
+        r = guard(f"step {label} {c}", lambda: explore_util.step_times(step, prompt))
         if r:
             for ctx, ms in r.items(): rec["step"].append(dict(plan=label, carveout=c, rep=rep, ctx=ctx, ms=ms))
             print(f"rep {rep} step {label}, carveout {c}: 1K {r[1024]:.3f} ms, 32K {r[32768]:.3f} ms {el()}", flush=True)
-A.VARIANT, CARVE["value"] = 4, None
+A.VARIANT, CARVE["value"] = V0, None
 save()
 print("\ntoken (ms, two repeats):")
 for label, v20, c in TOKEN_RUNS:

@@ -7,7 +7,8 @@ warp's steps asked for before the wait); on q|gate|k|v and gate|up also with MIN
 Each: float64 check at M = 1 (outputs poisoned), M = 8 rows = M = 1 and 20 repeats, bit-identical to the engine's kernel
 on the same inputs; timed alone with PDL interleaved with the engine's, twice; then the token's GEMVs: the engine's plan,
 v19 on every shape where it won both repeats, the engine's plan again.
-Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_v19.py OUT_DIR (gemv_v19_h200.json). About 150 s."""
+Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_v19.py OUT_DIR (gemv_v19_h200.json). About 150 s.
+(explore_util.versus_engine was factored out of this script after its record was made: the same code, not re-run.)"""
 import sys, time
 import torch
 from qwen_engine import gemv as G
@@ -32,14 +33,8 @@ def kw19(cfg, pf):
 
 
 def versus_engine(N, K, epi, cfg, pf):
-    "The same inputs through v19 and through the engine's kernel: outputs bit-identical (M = 1, epilogue included)."
-    q, sc = G.synth_fp8(N, K, gen)
-    x = torch.randn(1, K, generator=gen, device="cuda").to(torch.bfloat16)
-    res = torch.randn(1, N, generator=gen, device="cuda").to(torch.bfloat16) if epi == 1 else None
-    ye = G.engine_gemv(q, sc, x, epi, res, out=None, scratch=G.engine_scratch(N, K, epi))
-    y = torch.full_like(ye, float("nan"))
-    G.gemv(q, sc, x, epi, res, S=cfg[0], RG=2 if epi == 2 else 1, out=y, **kw19(cfg, pf))
-    return dict(N=N, K=K, epi=epi, cfg=list(cfg), pf=pf, identical=torch.equal(ye, y), mismatches=(ye != y).sum().item())
+    "explore_util.versus_engine at this configuration."
+    return dict(explore_util.versus_engine(gen, N, K, epi, cfg[0], kw19(cfg, pf)), cfg=list(cfg), pf=pf)
 
 
 def every():

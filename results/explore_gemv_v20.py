@@ -5,7 +5,8 @@ lane (each lane reads back only its own copies), the activation read at use: a r
 occupancy. The configurations of V20_SWEEP on each shape. Each: float64 check at M = 1 (outputs poisoned), M = 8 rows =
 M = 1 and 20 repeats, bit-identical to the engine's kernel on the same inputs; timed alone with PDL interleaved with the
 engine's, twice; then the token's GEMVs: the engine's plan, v20 on every shape where it won both repeats, again.
-Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_v20.py OUT_DIR (gemv_v20_h200.json). About 100 s."""
+Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_v20.py OUT_DIR (gemv_v20_h200.json). About 100 s.
+(explore_util.versus_engine was factored out of this script after its record was made: the same code, not re-run.)"""
 import sys, time
 import torch
 from qwen_engine import gemv as G
@@ -30,14 +31,8 @@ def kw20(cfg):
 
 
 def versus_engine(N, K, epi, cfg):
-    "The same inputs through v20 and through the engine's kernel: outputs bit-identical (M = 1, epilogue included)."
-    q, sc = G.synth_fp8(N, K, gen)
-    x = torch.randn(1, K, generator=gen, device="cuda").to(torch.bfloat16)
-    res = torch.randn(1, N, generator=gen, device="cuda").to(torch.bfloat16) if epi == 1 else None
-    ye = G.engine_gemv(q, sc, x, epi, res, out=None, scratch=G.engine_scratch(N, K, epi))
-    y = torch.full_like(ye, float("nan"))
-    G.gemv(q, sc, x, epi, res, S=cfg[0], RG=2 if epi == 2 else 1, out=y, **kw20(cfg))
-    return dict(N=N, K=K, epi=epi, cfg=list(cfg), identical=torch.equal(ye, y), mismatches=(ye != y).sum().item())
+    "explore_util.versus_engine at this configuration."
+    return dict(explore_util.versus_engine(gen, N, K, epi, cfg[0], kw20(cfg)), cfg=list(cfg))
 
 
 def all_checks():

@@ -6,12 +6,13 @@ slice (PF = 64) before their PDL wait. This run: the 27B-shape synthetic step (s
 and 32K context for each plan, interleaved, twice: the engine's; v19 PF 64 on out_proj (5120 x 6144); on out_proj and
 the three GEMVs after a norm (with MINB holding v14's blocks per SM); on every shape; v19 PF 8 on out_proj. Each plan's
 first 24 greedy tokens after a 16-token prompt must equal the engine's (v19 is bit-identical to v14 / v18).
-Usage on the H200: PYTHONPATH=. python3 results/explore_step_prefetch.py OUT_DIR (step_prefetch_h200.json). About 150 s."""
+Usage on the H200: PYTHONPATH=. python3 results/explore_step_prefetch.py OUT_DIR (step_prefetch_h200.json). About 150 s.
+(explore_util.step_times was factored out of this script after its record was made: the same code, not re-run.)"""
 import sys, time
 from qwen_engine import gemv as G
 from qwen_engine.config import preset
 from qwen_engine.step import DecodeStep, synthetic_engine_weights, run
-from qwen_engine.decode_bench import time_replays, at_context, _prompt
+from qwen_engine.decode_bench import _prompt
 from qwen_engine.roofline import step_bytes, decode_budget
 from qwen_engine.runtime import write_record
 import explore_util
@@ -66,13 +67,7 @@ for rep in range(2):
         if rec["tokens"].get(label) != rec["tokens"].get("engine"): continue
         use(plan); step.graph = None
 
-        def timed():
-            step.reset(prompt, 64); step.capture()
-            r = {}
-            for ctx in (1024, 32768):
-                at_context(step, ctx); r[ctx] = time_replays(step)
-            return r
-        r = guard(f"time {label}", timed)
+        r = guard(f"time {label}", lambda: explore_util.step_times(step, prompt))
         if r:
             for ctx, ms in r.items(): rec["timings"].append(dict(plan=label, rep=rep, ctx=ctx, ms=ms, frac_of_floor=fb[ctx] / ms))
             print(f"rep {rep} {label}: 1K {r[1024]:.3f} ms, 32K {r[32768]:.3f} ms {el()}", flush=True)

@@ -31,3 +31,26 @@ def launched_names(fn) -> tuple:
     try: fn()
     finally: G.get_kernel, G._engine_kernel, G.launch = saved
     return tuple(dict.fromkeys(names))
+
+
+def versus_engine(gen, N: int, K: int, epi: int, S: int, kw: dict) -> dict:
+    "The same inputs through gemv(**kw) and through the engine's kernel for this shape: outputs bit-identical (M = 1, epilogue included)."
+    import torch
+    from qwen_engine import gemv as G
+    q, sc = G.synth_fp8(N, K, gen)
+    x = torch.randn(1, K, generator=gen, device="cuda").to(torch.bfloat16)
+    res = torch.randn(1, N, generator=gen, device="cuda").to(torch.bfloat16) if epi == 1 else None
+    ye = G.engine_gemv(q, sc, x, epi, res, out=None, scratch=G.engine_scratch(N, K, epi))
+    y = torch.full_like(ye, float("nan"))
+    G.gemv(q, sc, x, epi, res, S=S, RG=2 if epi == 2 else 1, out=y, **kw)
+    return dict(N=N, K=K, epi=epi, identical=torch.equal(ye, y), mismatches=(ye != y).sum().item())
+
+
+def step_times(step, prompt, ctxs=(1024, 32768)) -> dict:
+    "The decode step captured afresh (PDL as the step is set), then ms per replay at each context (chapter 09's method)."
+    from qwen_engine.decode_bench import time_replays, at_context
+    step.reset(prompt, 64); step.capture()
+    r = {}
+    for ctx in ctxs:
+        at_context(step, ctx); r[ctx] = time_replays(step)
+    return r

@@ -270,20 +270,30 @@ def test_engine_configuration_helpers_agree():
             p = V12_PLAN[(r["N"], r["K"], r["epi"])]
             assert list(r["engine"][:3]) == [p[0], p[1], p[3]], (name, r["N"], r["K"])
 
+def _mocked_launcher(monkeypatch):
+    """gemv()'s kernel lookups and launches recorded, nothing compiled or launched, CPU tensors taken for GPU ones:
+    (names asked for, launches as (grid, args, smem, kernel)). The kernel stand-ins keep the attributes gemv() sets."""
+    from unittest import mock
+    from qwen_engine import gemv as G
+    named, grids, kerns = [], [], {}
+    class Kern:
+        max_dynamic_shared_size_bytes = 0
+        preferred_shared_memory_carveout = -1
+    def get(mod, name, together=()): named.append(name); return kerns.setdefault(name, Kern())
+    monkeypatch.setattr(G, "get_kernel", get)
+    monkeypatch.setattr(G, "_engine_kernel", lambda name: get("gemv", name))
+    monkeypatch.setattr(G, "launch", lambda k, grid, block, args, smem=0, pdl=False: grids.append((grid, args, smem, k)))
+    monkeypatch.setattr(torch.Tensor, "is_cuda", mock.PropertyMock(return_value=True))
+    return named, grids
+
 @pytest.mark.parametrize("variant", [15, 16, 18])
 def test_v15_v16_sweeps_launch_through_the_launcher(monkeypatch, variant):
     """Every build the v15/v16 sweep launches (its epilogue and check_gemv's plain projection, M = 1 and 8) gets through
     gemv()'s argument checks to a kernel named in V15_KERNELS / V16_KERNELS, with KS blocks on the grid's y axis (v15:
     no scratch). (A launcher check not updated for a new variant cost a device call twice: this runs it on the CPU first.)"""
-    from unittest import mock
     from qwen_engine import gemv as G
     from results import explore_util
-    named, grids = [], []
-    class Kern: max_dynamic_shared_size_bytes = 0
-    monkeypatch.setattr(G, "get_kernel", lambda mod, name, together=(): (named.append(name), Kern())[1])
-    monkeypatch.setattr(G, "_engine_kernel", lambda name: (named.append(name), Kern())[1])
-    monkeypatch.setattr(G, "launch", lambda k, grid, block, args, smem=0, pdl=False: grids.append((grid, args)))
-    monkeypatch.setattr(torch.Tensor, "is_cuda", mock.PropertyMock(return_value=True))
+    named, grids = _mocked_launcher(monkeypatch)
     sweep, kernels = {15: (G.V15_SWEEP, G.V15_KERNELS), 16: (G.V16_SWEEP, G.V16_KERNELS), 18: (G.V18_SWEEP, G.V18_KERNELS)}[variant]
     for (N, K, epi), cfgs in sweep.items():
         q, sc = torch.zeros(N, K, dtype=torch.uint8), torch.zeros(N // 128, K // 128)
@@ -303,14 +313,8 @@ def test_v19_sweep_launches_through_the_launcher(monkeypatch):
     """Every build the v19 sweep launches (each shape's configurations at every PF; its epilogue and check_gemv's plain
     projection; M = 1 and 8) reaches a kernel named in V19_KERNELS, with PF and the split's end in its name, KS blocks on
     the grid's y axis, and the split scratch where KS = 2; PF = 0 is refused (v19 without a prefetch is v14)."""
-    from unittest import mock
     from qwen_engine import gemv as G
-    named, grids = [], []
-    class Kern: max_dynamic_shared_size_bytes = 0
-    monkeypatch.setattr(G, "get_kernel", lambda mod, name, together=(): (named.append(name), Kern())[1])
-    monkeypatch.setattr(G, "_engine_kernel", lambda name: (named.append(name), Kern())[1])
-    monkeypatch.setattr(G, "launch", lambda k, grid, block, args, smem=0, pdl=False: grids.append((grid, args)))
-    monkeypatch.setattr(torch.Tensor, "is_cuda", mock.PropertyMock(return_value=True))
+    named, grids = _mocked_launcher(monkeypatch)
     assert len(G.V19_SWEEP) == 5 and G.V19_PF == (2, 4, 8, 64)
     for (N, K, epi), cfgs in G.V19_SWEEP.items():
         q, sc = torch.zeros(N, K, dtype=torch.uint8), torch.zeros(N // 128, K // 128)
@@ -333,17 +337,8 @@ def test_v20_sweep_launches_through_the_launcher(monkeypatch):
     named in V20_KERNELS with the split's end in its name, KS blocks on the grid's y axis, the split scratch where KS = 2,
     dynamic shared memory of exactly its ring (v20_smem of the build's RP and D), and the carveout left at the driver's
     default (asking for all shared cost 0.3 ms a token: results/carveout_h200.json)."""
-    from unittest import mock
     from qwen_engine import gemv as G
-    named, grids, kerns = [], [], {}
-    class Kern:
-        max_dynamic_shared_size_bytes = 0
-        preferred_shared_memory_carveout = -1
-    def get(mod, name, together=()): named.append(name); return kerns.setdefault(name, Kern())
-    monkeypatch.setattr(G, "get_kernel", get)
-    monkeypatch.setattr(G, "_engine_kernel", lambda name: get("gemv", name))
-    monkeypatch.setattr(G, "launch", lambda k, grid, block, args, smem=0, pdl=False: grids.append((grid, args, smem, k)))
-    monkeypatch.setattr(torch.Tensor, "is_cuda", mock.PropertyMock(return_value=True))
+    named, grids = _mocked_launcher(monkeypatch)
     for (N, K, epi), cfgs in G.V20_SWEEP.items():
         q, sc = torch.zeros(N, K, dtype=torch.uint8), torch.zeros(N // 128, K // 128)
         for cfg in cfgs:
