@@ -590,7 +590,8 @@ def curve_plot(rec):
     d = rec["data"]; bw = d["bandwidth_tbps"]
     ns = [r["n"] for r in d["curve"]]
     fig, ax = plt.subplots(figsize=(7, 3.6))
-    ax.loglog(ns, [r["ours_us"] for r in d["curve"]], "o-", label=f"ours (v2, P = {d['P']})")
+    v = next((c.get("variant", 2) for c in d["checks"] if c["M"] == 1), 2)      # the record's variant: its single-row checks'
+    ax.loglog(ns, [r["ours_us"] for r in d["curve"]], "o-", label=f"ours (v{v}, P = {d['P']})")
     ax.loglog(ns, [r["sdpa_us"] for r in d["curve"]], "s-", label="torch SDPA (GQA)")
     ax.loglog(ns, [n * 4096 / (bw * 1e12) * 1e6 for n in ns], "k--", lw=1, label=f"KV bytes / {bw:.2f} TB/s")
     ax.set_xlabel("context (tokens)"); ax.set_ylabel("us per layer"); ax.legend(fontsize=8)

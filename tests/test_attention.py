@@ -151,6 +151,9 @@ def test_recorded_run():
         assert c["ok"] and c["unwritten"] == 0 and c["ulp_kernel"] <= d["tol_ulp"] and c["mism_kernel"] <= d["tol_mismatch"], c
         assert c["context_unchanged"], c
     assert all(all(m["identical"].values()) for m in d["multirow"])
+    from qwen_engine.attention import VARIANT                      # the record checks and times the engine's variant
+    assert {c["variant"] for c in d["checks"] if c["M"] == 1 and c["n"] in (1, 255, 256, 257, 131072)} == {VARIANT}
+    assert {m["variant"] for m in d["multirow"]} == {VARIANT}
     lim = d["limits"]
     assert lim["errors"][0] and lim["errors"][1] and lim["beyond_wrote_nothing"] and lim["other_session_intact"]
 
