@@ -26,8 +26,9 @@
 //      each block v1's warps 8 half.. (64 state columns), all of b/a, the conv of q, k and its own 64 v channels; the
 //      gated norm's 32 lane partials cross between the halves as tagged 64-bit words in global memory (`xchg`).
 //      Bit-identical to v3 by construction.
-//   v10 gdn_decode_v10<M, BF16_STATE, PROBE>: v7 (EARLY) with b, a, beta, the decay and the conv window before the grid
-//      wait (x is the norm's, two launches back); after it only the GEMV's q|k|v|z inputs. Bit-identical to v3.
+//   v10 gdn_decode_v10<M, BF16_STATE, PROBE, LATE>: v7 (EARLY) with b, a, beta, the decay and the conv window before the
+//      grid wait (x is the norm's, two launches back); after it only the GEMV's q|k|v|z inputs. Bit-identical to v3.
+//      LATE (variant 11): the state's loads issued after the b/a barrier.
 //   Results (H200, us per layer per token at M = 1, fp32 state, graph of 48 layers; "PDL": a graph of 48 launches each a
 //   programmatic dependent of the one before; M = 8: us per token):
 //      v1  8.54                          results/gdn_v5_h200.json (8.48 in gdn_h200.json)
@@ -1584,7 +1585,8 @@ template __global__ void gdn_decode_v9<1, true, true>(const unsigned short*, con
 
 // ---- v10: v7 (EARLY) with b, a, beta, the decay and the conv window before the grid wait -----------------------
 // x is written by the norm two launches back (see the chapter): under PDL it is complete when this kernel starts.
-template <int M, bool BF16_STATE, bool PROBE>
+// LATE (variant 11): the state's loads issued after the b/a barrier, so the b/a inputs do not queue behind 64 KB of state.
+template <int M, bool BF16_STATE, bool PROBE, bool LATE>
 __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v10(
     const unsigned short* __restrict__ qkvz, const unsigned short* __restrict__ x,
     const unsigned short* __restrict__ w_b, const unsigned short* __restrict__ w_a,
@@ -1606,7 +1608,7 @@ __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v10(
   // ---- 1. before the grid wait: v3's loads, the position, x
   float s[8][4];
   const size_t base = ((size_t)layer * GDN_HV + h) * (GDN_D * GDN_D) + (size_t)w * 1024;
-  gdn_state_load<BF16_STATE>(s, rec_state, base, l);
+  if (!LATE) gdn_state_load<BF16_STATE>(s, rec_state, base, l);
   uint4 wb[GDN_NIT], wa[GDN_NIT];
   gdn_ba_weights(wb, wa, w_b, w_a, h, tid);
   const bool conv_t = tid < 3 * GDN_D;
@@ -1650,6 +1652,7 @@ __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v10(
     gdn_ba_reduce<M>(pb, pa, s_red, w, l);
   }
   __syncthreads();                                         // every warp's b/a partials in s_red
+  if (LATE) gdn_state_load<BF16_STATE>(s, rec_state, base, l);   // (a barrier: the compiler cannot move these loads above it)
   if (w == 15 && l < M) {
     float b = 0.f;
     for (int ww = 0; ww < 16; ++ww) b += s_red[ww][l];
@@ -1767,23 +1770,23 @@ __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v10(
 
 #ifndef QE_GDN_NO_V10   // nvcc's explicit instantiations of v10 (NVRTC compiles only the names asked for)
 #ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
-template __global__ void gdn_decode_v10<1, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
-template __global__ void gdn_decode_v10<2, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
-template __global__ void gdn_decode_v10<3, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
-template __global__ void gdn_decode_v10<4, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
-template __global__ void gdn_decode_v10<5, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
-template __global__ void gdn_decode_v10<6, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
-template __global__ void gdn_decode_v10<7, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
-template __global__ void gdn_decode_v10<8, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
-template __global__ void gdn_decode_v10<1, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
-template __global__ void gdn_decode_v10<2, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
-template __global__ void gdn_decode_v10<3, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
-template __global__ void gdn_decode_v10<4, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
-template __global__ void gdn_decode_v10<5, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
-template __global__ void gdn_decode_v10<6, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
-template __global__ void gdn_decode_v10<7, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
-template __global__ void gdn_decode_v10<8, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
-template __global__ void gdn_decode_v10<1, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
-template __global__ void gdn_decode_v10<1, true, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v10<1, false, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v10<2, false, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v10<3, false, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v10<4, false, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v10<5, false, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v10<6, false, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v10<7, false, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v10<8, false, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v10<1, true, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v10<2, true, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v10<3, true, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v10<4, true, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v10<5, true, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v10<6, true, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v10<7, true, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v10<8, true, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v10<1, false, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v10<1, true, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 #endif
 #endif
