@@ -42,6 +42,8 @@
 //      v9  7.40, PDL 5.27                results/gdn_v7_h200.json (two blocks per head: lost)
 //      v10 6.79, PDL 4.06 / 3.66 / 4.05 (v7 3.87 / 3.85 / 3.85), M = 8 PDL 1.23 (v7 1.51)  results/gdn_v10_h200.json
 //          (lost at M = 1, also after the GEMV: 27.49 vs 26.99 us a pair; won at M = 8, the verify form's)
+//      v11 7.32, PDL 4.07 / 4.06 / 4.08 (v7 3.84 / 3.70 / 3.83), M = 8 PDL 1.22  results/gdn_v11_h200.json (lost at M = 1:
+//          b/a before the wait 1.55 us, but the state then lands late: the recurrence 1.60 us; pair 27.69 vs v7's 27.17)
 //      FLA fused_recurrent_gated_delta_rule (recurrence only) 4.58 (gdn_v5_h200.json), 4.57 (gdn_v7_h200.json)
 // State layout ("register image"): rec[layer][head][w][c][lane][r] = S[i = 4 lane + r][j = 8 w + c]: warp w owns
 // columns 8w..8w+7, lane l owns rows 4l..4l+3 of each; a warp's load c is 512 contiguous bytes. Both products
