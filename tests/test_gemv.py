@@ -379,3 +379,16 @@ def test_split_scratch_starts_at_zero():
         assert part.numel() >= 16 * N and not part.any() and not cnt.any()
     part, _ = v13_scratch(5120, 6144, 1, 4, 1, 2, device="cpu")               # the M = 8 build's RP = 1
     assert part.numel() >= 16 * 5120 and not part.any()
+
+def test_standing_record():
+    "The one-run standing of the engine's GEMV: every shape twice, each % recomputes from bytes / time / the run's bandwidth; faster than cuBLAS."
+    from qwen_engine.gemv import MODEL_SHAPES, bytes_of
+    d = read_record("gemv_standing_h200")["data"]
+    bw = d["bandwidth_tbps"]
+    assert not d["errors"] and len(d["shapes"]) == 2 * len(MODEL_SHAPES) and len(d["head"]) == 2
+    for r in d["shapes"]:
+        assert r["bytes"] == bytes_of(r["N"], r["K"], 1, r["epi"])
+        assert abs(r["engine"] - r["bytes"] / (r["engine_us"] * 1e-6) / (bw * 1e12)) < 1e-9
+        assert abs(r["stream"] - r["N"] * r["K"] / (r["stream_us"] * 1e-6) / (bw * 1e12)) < 1e-9
+        assert r["engine_us"] < r["cublas_us"] and r["stream_us"] < r["engine_us"]      # between the library and the ceiling
+    assert d["token"]["pdl"]["ms"] < d["token"]["plain"]["ms"]
