@@ -62,6 +62,8 @@
 //      filled by cp.async 16 bytes a lane (each lane reads back only its own copies: no barrier), the activation read at
 //      use; a deeper ring no longer costs registers. The same sums: bit-identical to v14 / v18.
 //   lm_head_bf16_v2<S>: the same structure for the bf16 vocabulary projection over a row set, with argmax.
+//   lm_head_bf16_v3<SR, RP, MT, D>: the head with v13's whole-row streams (bf16 pairs permuted, no widening), a D-step
+//      ring; the same per-block argmax partials.
 // Weights are read as stored in the checkpoint: row-major [N, K], e4m3, scale_inv [N/128, K/128] (fp32 here).
 #include "common.cu"                                    // qe_grid_wait / qe_grid_launch_dependents (PDL)
 
@@ -1788,6 +1790,108 @@ __global__ void __launch_bounds__(32 * S) lm_head_bf16_v2(const unsigned short* 
     }
 }
 
+// ---- lm_head v3: v13's whole-row streams for the bf16 head ---------------------------------------------------------
+// v2 reads each 64-wide step as 128-byte pieces of 16 rows. v3 reads as v13 does: lane (g, t) of a warp takes elements
+// 64 g + 16 t .. + 15 of each 512-element step of its 2 RP rows (32 bytes, two loads), so one load instruction of the warp
+// covers 512 contiguous bytes of one row; the mma's 16 A rows are the 8 K segments of two rows, its n axis the 8
+// segments of one token's activation (MT tokens: MT mmas), and a row's sum is the diagonal. The bf16 pairs are
+// permuted as the activation is (pair_x's pairing): no widening. A D-step register ring. A block: SR warps on 2 RP rows
+// each (SR 2 RP = 16 rows, v2's, so v2's scratch and argmax_partials serve); its best (value, lowest id) per token goes
+// to part_val / part_idx. The sums are in another order than v2's: the same logits to within fp32 reordering.
+template <int SR, int RP, int MT, int D>
+__global__ void __launch_bounds__(32 * SR) lm_head_bf16_v3(const unsigned short* __restrict__ W, const int* __restrict__ rowset,
+                                                            int nrows, const unsigned short* __restrict__ x, int K, int M,
+                                                            unsigned short* __restrict__ logits, int ldl, float* __restrict__ part_val,
+                                                            int* __restrict__ part_idx) {
+  static_assert(SR * 2 * RP == 16 && D >= 2 && MT >= 1 && MT <= 8, "16 rows a block (v2's partials), a ring of 2+ steps");
+  __shared__ float bv[SR][MT]; __shared__ int bi[SR][MT];
+  qe_grid_wait();                                              // PDL: x and the row set come from earlier kernels
+  qe_grid_launch_dependents();
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  const int i0 = (blockIdx.x * SR + warp) * 2 * RP;           // this warp's rows: rowset[i0 .. i0 + 2 RP)
+  int rid[2 * RP]; const unsigned short* wr[2 * RP];
+#pragma unroll
+  for (int j = 0; j < 2 * RP; ++j) { rid[j] = rowset[min(i0 + j, nrows - 1)]; wr[j] = W + (size_t)rid[j] * K + 64 * g + 16 * t; }
+  const int KST = K >> 9;
+  float acc[MT][RP][2];
+#pragma unroll
+  for (int m = 0; m < MT; ++m)
+#pragma unroll
+    for (int p = 0; p < RP; ++p) acc[m][p][0] = acc[m][p][1] = 0.f;
+  uint4 wv[D][2 * RP][2];
+  auto load = [&](int slot, int st) {
+#pragma unroll
+    for (int j = 0; j < 2 * RP; ++j) { wv[slot][j][0] = ld_stream(wr[j] + 512 * st); wv[slot][j][1] = ld_stream(wr[j] + 512 * st + 8); }
+  };
+#pragma unroll
+  for (int d = 0; d < D - 1; ++d) if (d < KST) load(d, d);
+  for (int s = 0; s < KST; s += D) {
+#pragma unroll
+    for (int d = 0; d < D; ++d) {
+      const int cur = s + d, nxt = cur + D - 1;
+      if (cur < KST) {
+        if (nxt < KST) load((d + D - 1) % D, nxt);
+#pragma unroll
+        for (int m = 0; m < MT; ++m) {
+          const unsigned short* xm = x + (size_t)(m < M ? m : 0) * K + 512 * cur + 64 * g + 16 * t;
+          const uint4 xa = __ldg(reinterpret_cast<const uint4*>(xm)), xb = __ldg(reinterpret_cast<const uint4*>(xm + 8));
+          const unsigned xs[8] = {xa.x, xa.y, xa.z, xa.w, xb.x, xb.y, xb.z, xb.w};
+#pragma unroll
+          for (int p = 0; p < RP; ++p) {
+            const unsigned w0[8] = {wv[d][2 * p][0].x, wv[d][2 * p][0].y, wv[d][2 * p][0].z, wv[d][2 * p][0].w,
+                                    wv[d][2 * p][1].x, wv[d][2 * p][1].y, wv[d][2 * p][1].z, wv[d][2 * p][1].w};
+            const unsigned w1[8] = {wv[d][2 * p + 1][0].x, wv[d][2 * p + 1][0].y, wv[d][2 * p + 1][0].z, wv[d][2 * p + 1][0].w,
+                                    wv[d][2 * p + 1][1].x, wv[d][2 * p + 1][1].y, wv[d][2 * p + 1][1].z, wv[d][2 * p + 1][1].w};
+            float c[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+              mma_bf16(c, __byte_perm(w0[2 * j], w0[2 * j + 1], 0x5410), __byte_perm(w1[2 * j], w1[2 * j + 1], 0x5410),
+                       __byte_perm(w0[2 * j], w0[2 * j + 1], 0x7632), __byte_perm(w1[2 * j], w1[2 * j + 1], 0x7632),
+                       __byte_perm(xs[2 * j], xs[2 * j + 1], 0x5410), __byte_perm(xs[2 * j], xs[2 * j + 1], 0x7632));
+            acc[m][p][0] += (g & 1) ? c[1] : c[0];
+            acc[m][p][1] += (g & 1) ? c[3] : c[2];
+          }
+        }
+      }
+    }
+  }
+  // The 8 segments' sums, in segment order (lane (g, g >> 1) holds segment g's); every lane ends with the totals.
+#pragma unroll
+  for (int m = 0; m < MT; ++m)
+#pragma unroll
+    for (int p = 0; p < RP; ++p)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        float tot = 0.f;
+#pragma unroll
+        for (int sg = 0; sg < 8; ++sg) tot += __shfl_sync(0xffffffffu, acc[m][p][h], 4 * sg + (sg >> 1));
+        acc[m][p][h] = tot;
+      }
+  // bf16 logits (the oracle's), stored if asked by lane (m, j); the warp's best per token; the block's, warps in order.
+#pragma unroll
+  for (int m = 0; m < MT; ++m) {
+    float best = NEG_INF; int bid = 0x7fffffff;
+#pragma unroll
+    for (int j = 0; j < 2 * RP; ++j) {
+      const unsigned short hb = f32_to_bf16(acc[m][j >> 1][j & 1]);
+      const float v = bf16_to_f32(hb);
+      if (m < M && i0 + j < nrows) {
+        if (logits && lane == m * 2 * RP + j) logits[(size_t)m * ldl + i0 + j] = hb;
+        if (v > best || (v == best && rid[j] < bid)) { best = v; bid = rid[j]; }
+      }
+    }
+    if (lane == 0) { bv[warp][m] = best; bi[warp][m] = bid; }
+  }
+  __syncthreads();
+  if (threadIdx.x < MT && (int)threadIdx.x < M) {
+    const int m = threadIdx.x;
+    float best = NEG_INF; int bid = 0x7fffffff;
+    for (int w = 0; w < SR; ++w)
+      if (bv[w][m] > best || (bv[w][m] == best && bi[w][m] < bid)) { best = bv[w][m]; bid = bi[w][m]; }
+    part_val[(size_t)m * gridDim.x + blockIdx.x] = best; part_idx[(size_t)m * gridDim.x + blockIdx.x] = bid;
+  }
+}
+
 // Final argmax over the per-block partials, in a fixed order; one block per token.
 extern "C" __global__ void argmax_partials(const float* __restrict__ part_val, const int* __restrict__ part_idx, int nparts,
                                            int* __restrict__ out) {
@@ -1849,4 +1953,6 @@ GEMV5_INST(4, 1, 0, 4) GEMV5_INST(4, 1, 0, 8) GEMV5_INST(2, 1, 1, 8) GEMV5_INST(
     int, int, unsigned short*, int, float*, int*);
 #ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 LMH_INST(1) LMH_INST(2) LMH_INST(4) LMH_INST(8)
+template __global__ void lm_head_bf16_v3<8, 1, 1, 3>(const unsigned short*, const int*, int, const unsigned short*, int, int, unsigned short*, int, float*, int*);
+template __global__ void lm_head_bf16_v3<4, 2, 8, 2>(const unsigned short*, const int*, int, const unsigned short*, int, int, unsigned short*, int, float*, int*);
 #endif

@@ -6,15 +6,16 @@
 __all__ = ['BLOCK', 'ENGINE_KERNELS', 'V3_KERNELS', 'V8_SWEEP', 'V8_KERNELS', 'V9_SWEEP', 'V9_AWKWARD', 'V9_KERNELS', 'V10_SWEEP',
            'V10_AWKWARD', 'V10_KERNELS', 'V11_SWEEP', 'V11_KERNELS', 'V12_SWEEP', 'V12_KERNELS', 'V13_SWEEP', 'V13_DRY',
            'V13_MULTI', 'V13_KERNELS', 'V14_SWEEP', 'V14_KERNELS', 'V14B_SWEEP', 'V15_SWEEP', 'V15_KERNELS',
-           'V16_SWEEP', 'V16_KERNELS', 'V18_SWEEP', 'V18_KERNELS', 'V19_PF', 'MODEL_SHAPES', 'AWKWARD', 'V12_MARGIN',
-           'V12_PLAN', 'V12_MINB', 'ENGINE_MARGIN', 'ENGINE_CHOICE', 'ENGINE_V14', 'ENGINE_MINB', 'V19_SWEEP',
-           'V20_SWEEP', 'V20_KERNELS', 'V19_KERNELS', 'quantize_fp8', 'dequantize_fp8', 'gemv_reference',
-           'gemv_scratch', 'v4_plan', 'v4_scratch', 'v8_plan', 'v8_smem', 'v8_scratch', 'v13_grid', 'v13_scratch',
-           'v20_smem', 'v14_smem', 'stream_probe', 'gemv', 'lm_head_scratch', 'lm_head', 'engine_plan',
-           'engine_scratch', 'engine_kwargs', 'engine_gemv', 'engine_choice', 'synth_fp8', 'torch_epilogue',
-           'check_gemv', 'check_ok', 'check_multirow_identity', 'bytes_of', 'time_engine', 'time_gemv',
-           'time_scaled_mm', 'check_lm_head', 'bandwidth_now', 'sweep', 'M_PAD_BYTES', 'best_choice', 'token_graph',
-           'time_lm_head', 'run_all', 'bench_register', 'checks_table', 'best_by_variant', 'speed_table', 'speed_plot']
+           'V16_SWEEP', 'V16_KERNELS', 'V18_SWEEP', 'V18_KERNELS', 'V19_PF', 'HEAD_V3_SWEEP', 'HEAD_V3_KERNELS',
+           'MODEL_SHAPES', 'AWKWARD', 'V12_MARGIN', 'V12_PLAN', 'V12_MINB', 'ENGINE_MARGIN', 'ENGINE_CHOICE',
+           'ENGINE_V14', 'ENGINE_MINB', 'V19_SWEEP', 'V20_SWEEP', 'V20_KERNELS', 'V19_KERNELS', 'quantize_fp8',
+           'dequantize_fp8', 'gemv_reference', 'gemv_scratch', 'v4_plan', 'v4_scratch', 'v8_plan', 'v8_smem',
+           'v8_scratch', 'v13_grid', 'v13_scratch', 'v20_smem', 'v14_smem', 'stream_probe', 'gemv', 'lm_head_scratch',
+           'lm_head', 'engine_plan', 'engine_scratch', 'engine_kwargs', 'engine_gemv', 'engine_choice', 'synth_fp8',
+           'torch_epilogue', 'check_gemv', 'check_ok', 'check_multirow_identity', 'bytes_of', 'time_engine',
+           'time_gemv', 'time_scaled_mm', 'check_lm_head', 'bandwidth_now', 'sweep', 'M_PAD_BYTES', 'best_choice',
+           'token_graph', 'time_lm_head', 'run_all', 'bench_register', 'checks_table', 'best_by_variant', 'speed_table',
+           'speed_plot']
 
 # %% ../nbs/06_gemv.ipynb #9b77fff9
 import functools, math, time
@@ -389,11 +390,17 @@ def lm_head_scratch(n: int, M: int = 1, device="cuda"):
     return (torch.empty(M * nb, dtype=torch.float32, device=device), torch.empty(M * nb, dtype=torch.int32, device=device),
             torch.empty(M, dtype=torch.int32, device=device))
 
-def lm_head(W, x, rowset=None, S: int = 4, logits=False, scratch=None, pdl: bool = False):
+HEAD_V3_SWEEP = ((8, 1, 3), (8, 1, 4), (4, 2, 2), (4, 2, 3))     # lm_head_bf16_v3's (SR, RP, D): 16 rows a block each
+HEAD_V3_KERNELS = tuple(f"lm_head_bf16_v3<{sr}, {rp}, {mt}, {d if mt == 1 else 2}>" for sr, rp, d in HEAD_V3_SWEEP for mt in (1, 8))
+
+def lm_head(W, x, rowset=None, S: int = 4, logits=False, scratch=None, pdl: bool = False, v3=None):
     """Argmax (lowest id on ties) of the bf16 logits x[M, K] @ W[rowset]^T; the logits are written only if asked
     (`logits=True` allocates them, or pass a bf16 [M, len(rowset)] buffer). `scratch` from `lm_head_scratch` makes the
-    call allocation-free (graph capture). Returns (ids [M] int32, logits or None)."""
+    call allocation-free (graph capture). Returns (ids [M] int32, logits or None). `v3` = (SR, RP, D), or S given as that
+    tuple (so ENGINE_CHOICE["lm_head"] can name either): lm_head_bf16_v3 (whole-row streams; M > 1 runs its 8-token build
+    with a 2-step ring) instead of lm_head_bf16_v2<S>."""
     import numpy as np
+    if isinstance(S, tuple): v3, S = S, 4
     V, K = W.shape
     M = x.shape[0]
     assert W.dtype == torch.bfloat16 and W.is_contiguous() and x.dtype == torch.bfloat16 and x.shape[1] == K and 1 <= M <= 8 and K % 64 == 0
@@ -404,8 +411,14 @@ def lm_head(W, x, rowset=None, S: int = 4, logits=False, scratch=None, pdl: bool
     assert pv.numel() >= M * nb and pi.numel() >= M * nb and ids.numel() >= M, "lm_head scratch too small"
     lg = (torch.empty(M, n, dtype=torch.bfloat16, device=W.device) if logits is True else logits) if logits is not False else None
     if lg is not None: assert lg.dtype == torch.bfloat16 and lg.shape == (M, n) and lg.is_contiguous()
-    launch(_engine_kernel(f"lm_head_bf16_v2<{S}>"), (nb,), (32 * S,),
-           (W, rowset, np.int32(n), x, np.int32(K), np.int32(M), lg if lg is not None else np.uint64(0), np.int32(n), pv, pi), pdl=pdl)
+    args = (W, rowset, np.int32(n), x, np.int32(K), np.int32(M), lg if lg is not None else np.uint64(0), np.int32(n), pv, pi)
+    if v3 is not None:
+        SR, RP, D = v3
+        if SR * 2 * RP != 16 or K % 512: raise ValueError(f"lm_head v3: 16 rows a block (SR 2 RP = {SR * 2 * RP}) and K a multiple of 512 (K = {K})")
+        name = f"lm_head_bf16_v3<{SR}, {RP}, {1 if M == 1 else 8}, {D if M == 1 else 2}>"
+        launch(get_kernel("gemv", name, together=HEAD_V3_KERNELS if name in HEAD_V3_KERNELS else ()), (nb,), (32 * SR,), args, pdl=pdl)
+    else:
+        launch(_engine_kernel(f"lm_head_bf16_v2<{S}>"), (nb,), (32 * S,), args, pdl=pdl)
     launch(_engine_kernel("argmax_partials"), (M,), (256,), (pv, pi, np.int32(nb), ids), pdl=pdl)
     return ids, lg
 
@@ -598,10 +611,11 @@ def time_scaled_mm(N, K, gen, M=1):
     del ws
     return us
 
-def check_lm_head(gen, V=248320, K=5120, M=3, S=4):
+def check_lm_head(gen, V=248320, K=5120, M=3, S=4, v3=None):
     "lm_head: logits within 1 bf16 ulp of the float64 product; argmax = the lowest id among the maxima of those logits; a row set gives the same logits; a forced tie goes to the lower id."
     W = (torch.randn(V, K, generator=gen, device="cuda") * 0.02).to(torch.bfloat16)
     x = torch.randn(M, K, generator=gen, device="cuda").to(torch.bfloat16)
+    lm_head = functools.partial(globals()["lm_head"], v3=v3)
     ids, lg = lm_head(W, x, S=S, logits=True)
     ref = x.double() @ W.double().t()
     ulps = ((lg.double() - ref).abs() / bf16_ulp(ref))
@@ -701,12 +715,12 @@ def token_graph(choice, gen, bw, c=None, pdl: bool = False, minb: dict = None):
     return dict(ms=ms, bytes=nbytes, floor_ms=nbytes / (bw * 1e12) * 1e3, ratio=ms / (nbytes / (bw * 1e12) * 1e3), launches=len(layers) * 4 + 2, pdl=pdl)
 
 
-def time_lm_head(S, M=1):
+def time_lm_head(S, M=1, v3=None, pdl=False):
     W = (torch.randn(248320, 5120, device="cuda") * 0.02).to(torch.bfloat16)   # 2.54 GB: far past L2 without rotation
     x = torch.randn(M, 5120, device="cuda").to(torch.bfloat16)
     rs = torch.arange(248320, dtype=torch.int32, device="cuda")
-    us = 1000 * median(time_graph(lambda i: lm_head(W, x, rowset=rs, S=S), calls=5, reps=7))
-    return dict(S=S, M=M, us=us, tbps=W.numel() * 2 / us / 1e6)
+    us = 1000 * median(time_graph(lambda i: lm_head(W, x, rowset=rs, S=S, v3=v3, pdl=pdl), calls=5, reps=7))
+    return dict(S=S, M=M, v3=v3, us=us, tbps=W.numel() * 2 / us / 1e6)
 
 def run_all(record_dir=None, quick=False):
     "Verify, then measure, everything in this chapter on the GPU; print a short table; write the record."

@@ -392,3 +392,18 @@ def test_standing_record():
         assert abs(r["stream"] - r["N"] * r["K"] / (r["stream_us"] * 1e-6) / (bw * 1e12)) < 1e-9
         assert r["engine_us"] < r["cublas_us"] and r["stream_us"] < r["engine_us"]      # between the library and the ceiling
     assert d["token"]["pdl"]["ms"] < d["token"]["plain"]["ms"]
+
+def test_head_v3_launcher(monkeypatch):
+    "lm_head with v3 (or S given as its tuple): the M = 1 build at the configuration's ring, the 8-token build for M > 1, v2's 16-row grid; a block that is not 16 rows is refused."
+    from qwen_engine import gemv as G
+    named, grids = _mocked_launcher(monkeypatch)
+    W, x1, x3 = torch.zeros(1000, 512, dtype=torch.bfloat16), torch.zeros(1, 512, dtype=torch.bfloat16), torch.zeros(3, 512, dtype=torch.bfloat16)
+    for SR, RP, D in G.HEAD_V3_SWEEP:
+        G.lm_head(W, x1, S=(SR, RP, D))
+        assert named[-2] == f"lm_head_bf16_v3<{SR}, {RP}, 1, {D}>" and grids[-2][0] == (63,) and named[-1] == "argmax_partials"
+        G.lm_head(W, x3, v3=(SR, RP, D))
+        assert named[-2] == f"lm_head_bf16_v3<{SR}, {RP}, 8, 2>" and named[-2] in G.HEAD_V3_KERNELS
+    G.lm_head(W, x1, S=8)
+    assert named[-2] == "lm_head_bf16_v2<8>"
+    with pytest.raises(ValueError, match="16 rows a block"):
+        G.lm_head(W, x1, v3=(4, 1, 3))
