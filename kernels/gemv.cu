@@ -63,7 +63,8 @@
 //      use; a deeper ring no longer costs registers. The same sums: bit-identical to v14 / v18.
 //   lm_head_bf16_v2<S>: the same structure for the bf16 vocabulary projection over a row set, with argmax.
 //   lm_head_bf16_v3<SR, RP, MT, D>: the head with v13's whole-row streams (bf16 pairs permuted, no widening), a D-step
-//      ring; the same per-block argmax partials.
+//      ring; the same per-block argmax partials. 667 us alone vs v2's 687, 0.01 ms slower in the step (head_v3_h200.json).
+//   lm_head_bf16_v4<SR, RP, MT, D, NR>: v3 with NR row groups a warp (row ids read once; one ring through the groups).
 // Weights are read as stored in the checkpoint: row-major [N, K], e4m3, scale_inv [N/128, K/128] (fp32 here).
 #include "common.cu"                                    // qe_grid_wait / qe_grid_launch_dependents (PDL)
 
@@ -1892,6 +1893,113 @@ __global__ void __launch_bounds__(32 * SR) lm_head_bf16_v3(const unsigned short*
   }
 }
 
+// ---- lm_head v4: v3 with NR row groups a warp, one ring across them ------------------------------------------------
+// v3 (and v2) give each warp 2 RP rows of 10 steps: every block first waits a round trip for its row ids, then fills its
+// ring, 39 waves of short blocks over the vocabulary. v4 gives each warp NR groups of 2 RP rows: the row ids of all of
+// them are read once (into shared memory), and the ring runs through the groups without draining (step u is group
+// u / KST's step u % KST); at a group's last step its sums are finished (v3's segment order), rounded, and folded into
+// the warp's best per token. A block covers 16 NR rows: v2's scratch holds its fewer partials.
+__device__ __forceinline__ void head_mma8(float (&c)[4], const unsigned (&w0)[8], const unsigned (&w1)[8], const unsigned (&xs)[8]) {
+#pragma unroll
+  for (int j = 0; j < 4; ++j)
+    mma_bf16(c, __byte_perm(w0[2 * j], w0[2 * j + 1], 0x5410), __byte_perm(w1[2 * j], w1[2 * j + 1], 0x5410),
+             __byte_perm(w0[2 * j], w0[2 * j + 1], 0x7632), __byte_perm(w1[2 * j], w1[2 * j + 1], 0x7632),
+             __byte_perm(xs[2 * j], xs[2 * j + 1], 0x5410), __byte_perm(xs[2 * j], xs[2 * j + 1], 0x7632));
+}
+template <int SR, int RP, int MT, int D, int NR>
+__global__ void __launch_bounds__(32 * SR) lm_head_bf16_v4(const unsigned short* __restrict__ W, const int* __restrict__ rowset,
+                                                            int nrows, const unsigned short* __restrict__ x, int K, int M,
+                                                            unsigned short* __restrict__ logits, int ldl, float* __restrict__ part_val,
+                                                            int* __restrict__ part_idx) {
+  static_assert(SR * 2 * RP == 16 && D >= 2 && MT >= 1 && MT <= 8 && NR >= 1, "16 NR rows a block, a ring of 2+ steps");
+  constexpr int R = 2 * RP;
+  __shared__ int s_rid[SR][NR * R];
+  __shared__ float bv[SR][MT]; __shared__ int bi[SR][MT];
+  qe_grid_wait();                                              // PDL: x and the row set come from earlier kernels
+  qe_grid_launch_dependents();
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  const int i0 = (blockIdx.x * SR + warp) * NR * R;            // this warp's rows: rowset[i0 .. i0 + NR R)
+  for (int j = lane; j < NR * R; j += 32) s_rid[warp][j] = rowset[min(i0 + j, nrows - 1)];
+  __syncwarp();
+  const int KST = K >> 9, T = NR * KST;
+  const unsigned short* Wl = W + 64 * g + 16 * t;
+  float acc[MT][RP][2];
+#pragma unroll
+  for (int m = 0; m < MT; ++m)
+#pragma unroll
+    for (int p = 0; p < RP; ++p) acc[m][p][0] = acc[m][p][1] = 0.f;
+  float best[MT]; int bid[MT];
+#pragma unroll
+  for (int m = 0; m < MT; ++m) { best[m] = NEG_INF; bid[m] = 0x7fffffff; }
+  uint4 wv[D][R][2];
+  auto load = [&](int slot, int u) {
+    const int q = u / KST, st = u - q * KST;
+#pragma unroll
+    for (int j = 0; j < R; ++j) {
+      const unsigned short* a = Wl + (size_t)s_rid[warp][q * R + j] * K + 512 * st;
+      wv[slot][j][0] = ld_stream(a); wv[slot][j][1] = ld_stream(a + 8);
+    }
+  };
+#pragma unroll
+  for (int d = 0; d < D - 1; ++d) if (d < T) load(d, d);
+  for (int s = 0; s < T; s += D) {
+#pragma unroll
+    for (int d = 0; d < D; ++d) {
+      const int u = s + d, nxt = u + D - 1;
+      if (u < T) {
+        if (nxt < T) load((d + D - 1) % D, nxt);
+        const int q = u / KST, st = u - q * KST;
+#pragma unroll
+        for (int m = 0; m < MT; ++m) {
+          const unsigned short* xm = x + (size_t)(m < M ? m : 0) * K + 512 * st + 64 * g + 16 * t;
+          const uint4 xa = __ldg(reinterpret_cast<const uint4*>(xm)), xb = __ldg(reinterpret_cast<const uint4*>(xm + 8));
+          const unsigned xs[8] = {xa.x, xa.y, xa.z, xa.w, xb.x, xb.y, xb.z, xb.w};
+#pragma unroll
+          for (int p = 0; p < RP; ++p) {
+            const unsigned w0[8] = {wv[d][2 * p][0].x, wv[d][2 * p][0].y, wv[d][2 * p][0].z, wv[d][2 * p][0].w,
+                                    wv[d][2 * p][1].x, wv[d][2 * p][1].y, wv[d][2 * p][1].z, wv[d][2 * p][1].w};
+            const unsigned w1[8] = {wv[d][2 * p + 1][0].x, wv[d][2 * p + 1][0].y, wv[d][2 * p + 1][0].z, wv[d][2 * p + 1][0].w,
+                                    wv[d][2 * p + 1][1].x, wv[d][2 * p + 1][1].y, wv[d][2 * p + 1][1].z, wv[d][2 * p + 1][1].w};
+            float c[4] = {0.f, 0.f, 0.f, 0.f};
+            head_mma8(c, w0, w1, xs);
+            acc[m][p][0] += (g & 1) ? c[1] : c[0];
+            acc[m][p][1] += (g & 1) ? c[3] : c[2];
+          }
+        }
+        if (st == KST - 1) {                                   // group q done: its sums, logits and the best so far
+#pragma unroll
+          for (int m = 0; m < MT; ++m)
+#pragma unroll
+            for (int j = 0; j < R; ++j) {
+              float tot = 0.f;
+#pragma unroll
+              for (int sg = 0; sg < 8; ++sg) tot += __shfl_sync(0xffffffffu, acc[m][j >> 1][j & 1], 4 * sg + (sg >> 1));
+              acc[m][j >> 1][j & 1] = 0.f;
+              const unsigned short hb = f32_to_bf16(tot);
+              const float v = bf16_to_f32(hb);
+              const int ii = i0 + q * R + j, r = s_rid[warp][q * R + j];
+              if (m < M && ii < nrows) {
+                if (logits && lane == m * R + j) logits[(size_t)m * ldl + ii] = hb;
+                if (v > best[m] || (v == best[m] && r < bid[m])) { best[m] = v; bid[m] = r; }
+              }
+            }
+        }
+      }
+    }
+  }
+  if (lane == 0)
+#pragma unroll
+    for (int m = 0; m < MT; ++m) { bv[warp][m] = best[m]; bi[warp][m] = bid[m]; }
+  __syncthreads();
+  if (threadIdx.x < MT && (int)threadIdx.x < M) {
+    const int m = threadIdx.x;
+    float b = NEG_INF; int id = 0x7fffffff;
+    for (int w = 0; w < SR; ++w)
+      if (bv[w][m] > b || (bv[w][m] == b && bi[w][m] < id)) { b = bv[w][m]; id = bi[w][m]; }
+    part_val[(size_t)m * gridDim.x + blockIdx.x] = b; part_idx[(size_t)m * gridDim.x + blockIdx.x] = id;
+  }
+}
+
 // Final argmax over the per-block partials, in a fixed order; one block per token.
 extern "C" __global__ void argmax_partials(const float* __restrict__ part_val, const int* __restrict__ part_idx, int nparts,
                                            int* __restrict__ out) {
@@ -1955,4 +2063,6 @@ GEMV5_INST(4, 1, 0, 4) GEMV5_INST(4, 1, 0, 8) GEMV5_INST(2, 1, 1, 8) GEMV5_INST(
 LMH_INST(1) LMH_INST(2) LMH_INST(4) LMH_INST(8)
 template __global__ void lm_head_bf16_v3<8, 1, 1, 3>(const unsigned short*, const int*, int, const unsigned short*, int, int, unsigned short*, int, float*, int*);
 template __global__ void lm_head_bf16_v3<4, 2, 8, 2>(const unsigned short*, const int*, int, const unsigned short*, int, int, unsigned short*, int, float*, int*);
+template __global__ void lm_head_bf16_v4<8, 1, 1, 3, 4>(const unsigned short*, const int*, int, const unsigned short*, int, int, unsigned short*, int, float*, int*);
+template __global__ void lm_head_bf16_v4<4, 2, 8, 2, 4>(const unsigned short*, const int*, int, const unsigned short*, int, int, unsigned short*, int, float*, int*);
 #endif

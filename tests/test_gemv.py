@@ -407,3 +407,15 @@ def test_head_v3_launcher(monkeypatch):
     assert named[-2] == "lm_head_bf16_v2<8>"
     with pytest.raises(ValueError, match="16 rows a block"):
         G.lm_head(W, x1, v3=(4, 1, 3))
+
+def test_head_v4_launcher(monkeypatch):
+    "lm_head with a v4 tuple (SR, RP, D, NR): lm_head_bf16_v4 on a grid of 16 NR rows a block, partials fewer than v2's scratch holds."
+    from qwen_engine import gemv as G
+    named, grids = _mocked_launcher(monkeypatch)
+    W, x1, x3 = torch.zeros(1000, 512, dtype=torch.bfloat16), torch.zeros(1, 512, dtype=torch.bfloat16), torch.zeros(3, 512, dtype=torch.bfloat16)
+    for SR, RP, D, NR in G.HEAD_V4_SWEEP:
+        G.lm_head(W, x1, S=(SR, RP, D, NR))
+        assert named[-2] == f"lm_head_bf16_v4<{SR}, {RP}, 1, {D}, {NR}>" and named[-2] in G.HEAD_V4_KERNELS
+        assert grids[-2][0] == (-(-1000 // (16 * NR)),) and grids[-1][1][2] == -(-1000 // (16 * NR))   # argmax over that many partials
+        G.lm_head(W, x3, v3=(SR, RP, D, NR))
+        assert named[-2] == f"lm_head_bf16_v4<{SR}, {RP}, 8, 2, {NR}>" and named[-2] in G.HEAD_V4_KERNELS
