@@ -2063,6 +2063,6 @@ GEMV5_INST(4, 1, 0, 4) GEMV5_INST(4, 1, 0, 8) GEMV5_INST(2, 1, 1, 8) GEMV5_INST(
 LMH_INST(1) LMH_INST(2) LMH_INST(4) LMH_INST(8)
 template __global__ void lm_head_bf16_v3<8, 1, 1, 3>(const unsigned short*, const int*, int, const unsigned short*, int, int, unsigned short*, int, float*, int*);
 template __global__ void lm_head_bf16_v3<4, 2, 8, 2>(const unsigned short*, const int*, int, const unsigned short*, int, int, unsigned short*, int, float*, int*);
-template __global__ void lm_head_bf16_v4<8, 1, 1, 3, 4>(const unsigned short*, const int*, int, const unsigned short*, int, int, unsigned short*, int, float*, int*);
-template __global__ void lm_head_bf16_v4<4, 2, 8, 2, 4>(const unsigned short*, const int*, int, const unsigned short*, int, int, unsigned short*, int, float*, int*);
+template __global__ void lm_head_bf16_v4<8, 1, 1, 3, 8>(const unsigned short*, const int*, int, const unsigned short*, int, int, unsigned short*, int, float*, int*);
+template __global__ void lm_head_bf16_v4<8, 1, 8, 2, 8>(const unsigned short*, const int*, int, const unsigned short*, int, int, unsigned short*, int, float*, int*);
 #endif

@@ -194,7 +194,8 @@ def test_v12_plan_is_the_recorded_choice():
         assert (plan[1], plan[3]) == (S, KS) and ENGINE_MINB.get((N, K, e), 0) == (0 if mb == 1 and plan[0] == 12 else mb)
         if plan[0] == 11: assert b["us"] < r["v3_engine_pdl_us"]          # v11 beat v3 in its own run
     assert set(ENGINE_MINB) <= set(ENGINE_CHOICE)
-    assert NOW["lm_head"] == read_record("gemv_h200")["data"]["choice"]["lm_head"]
+    assert read_record("gemv_h200")["data"]["choice"]["lm_head"] == 8                  # v2's S then; the head is v4's best since
+    assert NOW["lm_head"] == tuple(read_record("head_v4_h200")["data"]["best"])
     from qwen_engine.gemv import engine_plan
     assert engine_plan(2048, 256, 0) == (11, 2, 1, 1) and engine_plan(1024, 256, 2) == (11, 2, 2, 1) and engine_plan(256, 768, 1)[1] == 4
 
@@ -218,7 +219,8 @@ def test_engine_kernels_are_declared_and_cover_the_plans():
              | {f"gemv_fp8_v14<{a}>" for a in re.findall(r"GEMV14_INST\(([\w, ]+)\)", src) if a[0].isdigit()} \
              | {f"gemv_fp8_v16<{a}>" for a in re.findall(r"GEMV16_INST\(([\w, ]+)\)", src) if a[0].isdigit()} \
              | {f"gemv_fp8_v18<{a}>" for a in re.findall(r"GEMV18_INST\(([\w, ]+)\)", src) if a[0].isdigit()} \
-             | {f"lm_head_bf16_v2<{a}>" for a in re.findall(r"LMH_INST\((\d)\)", src)}
+             | {f"lm_head_bf16_v2<{a}>" for a in re.findall(r"LMH_INST\((\d)\)", src)} \
+             | {f"lm_head_bf16_v{v}<{a}>" for v, a in re.findall(r"template __global__ void lm_head_bf16_v([34])<([\d, ]+)>\(", src)}
     for group in (ENGINE_KERNELS, V3_KERNELS, V8_KERNELS, V9_KERNELS, V10_KERNELS, V11_KERNELS, V12_KERNELS):
         assert set(group) <= declared, set(group) - declared
     for group, name in ((V8_KERNELS, "v8<"), (V9_KERNELS, "v9<"), (V10_KERNELS, "v10<"), (V12_KERNELS, "v12<")):    # the sweeps' lists are the file's
@@ -236,7 +238,8 @@ def test_engine_kernels_are_declared_and_cover_the_plans():
             else:
                 name = f"gemv_fp8_v12<{S}, {RG}, {e}, {mb or 1}>" if v == 12 else f"gemv_fp8_v11b<{S}, {RG}, {e}, {mb}>" if mb else f"gemv_fp8_v11<{S}, {RG}, {e}>"
             assert v in (11, 12, 14, 16, 18) and name in ENGINE_KERNELS, (N, K, e)
-    assert f"lm_head_bf16_v2<{ENGINE_CHOICE['lm_head']}>" in ENGINE_KERNELS
+    SR, RP, D, NR = ENGINE_CHOICE["lm_head"]                          # the engine's head (v4) and its 8-token build: one compile pass
+    assert {f"lm_head_bf16_v4<{SR}, {RP}, 1, {D}, {NR}>", f"lm_head_bf16_v4<{SR}, {RP}, 8, 2, {NR}>"} <= set(ENGINE_KERNELS)
 
 
 def test_check_ok_and_the_explorations_guard():
