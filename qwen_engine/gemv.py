@@ -403,7 +403,8 @@ def lm_head(W, x, rowset=None, S: int = 4, logits=False, scratch=None, pdl: bool
     tuple (so ENGINE_CHOICE["lm_head"] can name either): lm_head_bf16_v3 (whole-row streams; M > 1 runs its 8-token build
     with a 2-step ring) instead of lm_head_bf16_v2<S>; (SR, RP, D, NR): lm_head_bf16_v4 (NR row groups a warp)."""
     import numpy as np
-    if isinstance(S, tuple): v3, S = S, 4
+    if isinstance(S, tuple):      # a v3 / v4 choice as S (the engine's): v2<8> where K holds no whole 512-wide steps (the tiny model)
+        v3, S = (S, 4) if W.shape[1] % 512 == 0 else (None, 8)
     V, K = W.shape
     M = x.shape[0]
     assert W.dtype == torch.bfloat16 and W.is_contiguous() and x.dtype == torch.bfloat16 and x.shape[1] == K and 1 <= M <= 8 and K % 64 == 0
