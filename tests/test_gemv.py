@@ -422,3 +422,8 @@ def test_head_v4_launcher(monkeypatch):
         assert grids[-2][0] == (-(-1000 // (16 * NR)),) and grids[-1][1][2] == -(-1000 // (16 * NR))   # argmax over that many partials
         G.lm_head(W, x3, v3=(SR, RP, D, NR))
         assert named[-2] == f"lm_head_bf16_v4<{SR}, {RP}, 8, 2, {NR}>" and named[-2] in G.HEAD_V4_KERNELS
+    # the engine's choice on a K with no whole 512-wide step (the tiny model's 256): v2<8>, not an error
+    G.lm_head(torch.zeros(1000, 256, dtype=torch.bfloat16), torch.zeros(1, 256, dtype=torch.bfloat16), S=G.ENGINE_CHOICE["lm_head"])
+    assert named[-2] == "lm_head_bf16_v2<8>" and grids[-2][0] == (63,)
+    with pytest.raises(ValueError, match="multiple of 512"):                 # asked for by name, it is refused
+        G.lm_head(torch.zeros(1000, 256, dtype=torch.bfloat16), torch.zeros(1, 256, dtype=torch.bfloat16), v3=G.ENGINE_CHOICE["lm_head"])
