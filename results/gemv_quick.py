@@ -1,5 +1,6 @@
 """The engine's GEMV launches only, re-verified after a change of machine code (PDL waits, IEEE subnormals) and timed as
-one token with programmatic dependent launches off and on. Usage on the H200: PYTHONPATH=. python3 results/gemv_quick.py OUT_DIR"""
+one token with programmatic dependent launches off and on. (The head checked is the engine's since the head v4; the
+record gemv_engine_h200.json predates that and checked v2<8>.) Usage on the H200: PYTHONPATH=. python3 results/gemv_quick.py OUT_DIR"""
 import sys, time, torch
 import explore_util
 from qwen_engine import gemv as G
@@ -28,7 +29,7 @@ def run_checks(record: bool):
 names = explore_util.launched_names(lambda: run_checks(False)) + G.ENGINE_KERNELS
 t0 = time.time(); G.get_kernel("gemv", names[0], together=names); print(f"compiled {len(names)} kernels in one pass: {time.time() - t0:.0f} s", flush=True)
 checks = run_checks(True)
-lmh = check_lm_head(gen); print("lm_head:", lmh)
+lmh = check_lm_head(gen, S=G.ENGINE_CHOICE["lm_head"]); print("lm_head (the engine's):", lmh)   # v2<8> or v3 / v4 by its tuple
 bw = bandwidth_now()
 tok = {("pdl" if p else "plain"): token_graph(None, gen, bw, pdl=p) for p in (False, True)}
 for k, t in tok.items(): print(f"engine plan, all GEMVs of one token, {k}: {t['ms']:.3f} ms, floor {t['floor_ms']:.3f} ms, ratio {t['ratio']:.3f}")
