@@ -57,14 +57,17 @@
 //      the two split shapes (out_proj, down): faster than v16 and v14 alone and in the token (gemv_v18_h200.json).
 //   v19 gemv_fp8_v19<SR, SK, RP, EPI, MT, D, EARLY, MINB, XS, XCH, PF>: v14 (XCH: v18) with the weights asked of L2 ahead
 //      of the register ring: one bulk prefetch (cp.async.bulk.prefetch.L2) per row and step, PF steps past the ring; before
-//      the PDL wait, the PF steps after the early ring. The same loads and sums: bit-identical to v14 / v18.
+//      the PDL wait, the PF steps after the early ring. The same loads and sums: bit-identical to v14 / v18. Lost on every
+//      shape at every PF, and in the step (gemv_v19_h200.json, step_prefetch_h200.json).
 //   v20 gemv_fp8_v20<SR, SK, RP, EPI, MT, D, EARLY, MINB, XCH>: v14 (XCH: v18) with the weight ring in shared memory,
 //      filled by cp.async 16 bytes a lane (each lane reads back only its own copies: no barrier), the activation read at
-//      use; a deeper ring no longer costs registers. The same sums: bit-identical to v14 / v18.
+//      use; a deeper ring no longer costs registers. The same sums: bit-identical to v14 / v18. Lost on the large shapes;
+//      won alone on the split shapes, tied the token at the default carveout (gemv_v20_h200.json, carveout_h200.json).
 //   lm_head_bf16_v2<S>: the same structure for the bf16 vocabulary projection over a row set, with argmax.
 //   lm_head_bf16_v3<SR, RP, MT, D>: the head with v13's whole-row streams (bf16 pairs permuted, no widening), a D-step
 //      ring; the same per-block argmax partials. 667 us alone vs v2's 687, 0.01 ms slower in the step (head_v3_h200.json).
 //   lm_head_bf16_v4<SR, RP, MT, D, NR>: v3 with NR row groups a warp (row ids read once; one ring through the groups).
+//      (8, 1, 3, 8): 655 / 658 us vs v2<8>'s 686 / 685, the step 0.02-0.03 ms faster: THE ENGINE'S head (head_v4_h200.json).
 // Weights are read as stored in the checkpoint: row-major [N, K], e4m3, scale_inv [N/128, K/128] (fp32 here).
 #include "common.cu"                                    // qe_grid_wait / qe_grid_launch_dependents (PDL)
 
