@@ -34,3 +34,18 @@ extern "C" __global__ void finish_step(const int* __restrict__ ids, int* __restr
     ring[slot + 1] = step;
   }
 }
+
+// Ask L2 for bytes a later kernel of the step will stream, while the kernels in between leave DRAM idle (a GDN layer or
+// an attention layer moves few bytes for microseconds). n segments of `bytes` each, segment i at base + i * stride
+// (16-byte aligned, a multiple of 16 bytes): one bulk prefetch each (cp.async.bulk.prefetch.L2: no register, nothing to
+// wait for). `last`: with an evict_last cache policy. It reads nothing the step writes; it runs on a side branch of the
+// graph that only the end of the step joins.
+extern "C" __global__ void l2_prefetch(const unsigned char* base, long long stride, int n, int bytes, int last) {
+  unsigned long long pol = 0;
+  if (last) asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const unsigned char* p = base + (size_t)i * stride;
+    if (last) asm volatile("cp.async.bulk.prefetch.L2.global.L2::cache_hint [%0], %1, %2;" :: "l"(p), "r"(bytes), "l"(pol) : "memory");
+    else asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" :: "l"(p), "r"(bytes) : "memory");
+  }
+}
