@@ -35,6 +35,12 @@ extern "C" __global__ void finish_step(const int* __restrict__ ids, int* __restr
   }
 }
 
+// Measurement only (results/explore_spacer.py): an empty kernel between two of the step's kernels. pdl_spacer releases
+// its dependents after its wait, so the kernel after it launches only once the kernel before it is complete;
+// pdl_spacer_early releases them first (the control: the kernel after it launches as early as without the spacer).
+extern "C" __global__ void pdl_spacer() { qe_grid_wait(); qe_grid_launch_dependents(); }
+extern "C" __global__ void pdl_spacer_early() { qe_grid_launch_dependents(); qe_grid_wait(); }
+
 // Ask L2 for bytes a later kernel of the step will stream, while the kernels in between leave DRAM idle (a GDN layer or
 // an attention layer moves few bytes for microseconds). n segments of `bytes` each, segment i at base + i * stride
 // (16-byte aligned, a multiple of 16 bytes): one bulk prefetch each (cp.async.bulk.prefetch.L2: no register, nothing to

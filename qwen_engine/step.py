@@ -101,6 +101,7 @@ class DecodeStep:
         self.graph = None
         self.l2 = dict(L2_PLAN)      # which GEMVs' weights a side branch asks L2 for, and how much (see L2_PLAN)
         self.pf_stream = torch.cuda.Stream() if str(device).startswith("cuda") else None
+        self.spacers = {}            # measurement only (results/explore_spacer.py): {"mlp" | "gdn" | "attn": spacer kernel name}
         self.omit_norms = False      # measurement only (09d's price of the norms): the body then skips the residual norms
 
     def set_handoff(self, mode: str):
@@ -154,6 +155,9 @@ class DecodeStep:
                    (wq[0], np.int64(seg), np.int32(N * nsl), np.int32(min(nbytes, seg)), np.int32(self.l2.get("last", 0))))
         self._forked = True
 
+    def _spacer(self, where: str):
+        if where in self.spacers: launch(get_kernel("step", self.spacers[where]), (1,), (32,), (), pdl=self.pdl)
+
     def _gemv(self, wq, x, epi, out, res=None):
         N, K = wq[0].shape
         engine_gemv(wq[0], wq[1], x, epi, res, out=out, scratch=self.scratch[(N, K, epi)], pdl=self.pdl)
@@ -180,6 +184,7 @@ class DecodeStep:
         qkv = self.proj[:, :L["inp"][0].shape[0]]
         self._gemv(L["inp"], x, 0, qkv)
         self._l2_prefetch("attn_out", L["out"], 1)
+        self._spacer("attn")
         mix = self.mix[:, :c.num_attention_heads * c.head_dim]
         attention_decode(qkv, self.ctl, self.pool, L["idx"], self.table, L["q_norm"], L["k_norm"], c, mix,
                          self.attn_scratch, self.rope if rope is None else rope, pdl=self.pdl)
@@ -200,6 +205,7 @@ class DecodeStep:
                 qkvz = self.proj[:, :L["inp"][0].shape[0]]
                 self._gemv(L["inp"], x, 0, qkvz)
                 self._l2_prefetch("gdn_out", L["out"], 1)
+                self._spacer("gdn")
                 mix = self.mix[:, :c.gdn_value_dim]
                 gdn_decode(qkvz, x, L["w_b"], L["w_a"], L["conv_w"], L["A_log"], L["dt_bias"], L["norm"], self.conv, self.rec,
                            L["idx"], self.ctl, c, mix, pdl=pdl)
@@ -209,6 +215,7 @@ class DecodeStep:
             self._l2_prefetch("mlp", L["gate_up"], 2)
             if not self.omit_norms: rmsnorm(h[1], L["ln2"], eps, x, pdl=pdl)
             self._gemv(L["gate_up"], x, 2, self.act)
+            self._spacer("mlp")
             self._gemv(L["down"], self.act, 1, h[0], res=h[1])
             if probe is not None: probe(i, h[0])
         if not self.omit_norms: rmsnorm(h[0], E[PREFIX + "norm.weight"], eps, x, pdl=pdl)
