@@ -395,7 +395,7 @@ _NAMES3 = tuple(f"gdn_decode_v3<{M}, {b}, {x}, false>" for x in ("true", "false"
 _NAMES5 = tuple(f"gdn_decode_v5<{M}, {b}, {cl}, false>" for cl in (2, 4) for b in ("false", "true") for M in range(1, MAX_M + 1)) \
         + tuple(f"gdn_decode_v5<1, {b}, {cl}, true>" for cl in (2, 4) for b in ("false", "true"))
 _NAMES7 = tuple(f"gdn_decode_v7<{M}, {b}, {e}, false>" for e in ("true", "false") for b in ("false", "true") for M in range(1, MAX_M + 1)) \
-        + tuple(f"gdn_decode_v7<1, {b}, {e}, true>" for e in ("true", "false") for b in ("false", "true"))
+        + tuple(f"gdn_decode_v7<1, {b}, {e}, true>" for e in ("true", "false") for b in ("false", "true")) + ("gdn_decode_v7<1, false, true, false, true>",)
 _NAMES9 = tuple(f"gdn_decode_v9<{M}, {b}, false>" for b in ("false", "true") for M in range(1, MAX_M + 1)) + tuple(f"gdn_decode_v9<1, {b}, true>" for b in ("false", "true"))
 _NAMES10 = tuple(f"gdn_decode_v10<{M}, {b}, false, {lt}>" for lt in ("false", "true") for b in ("false", "true") for M in range(1, MAX_M + 1)) \
          + tuple(f"gdn_decode_v10<1, {b}, true, {lt}>" for lt in ("false", "true") for b in ("false", "true"))
@@ -414,7 +414,7 @@ def _exchange_for(cfg: ModelConfig, rec_state: torch.Tensor) -> torch.Tensor:
         _XCHG[key] = gdn_exchange(cfg, rec_state.shape[0], rec_state.device)
     return _XCHG[key]
 
-def _kernel(M: int, bf16_state: bool, variant: int, shape=(48, 16, 5120), probe=False):
+def _kernel(M: int, bf16_state: bool, variant: int, shape=(48, 16, 5120), probe=False, rel=False):
     """One NVRTC compile of kernels/gdn.cu for v1 and v2's 32 instantiations (~10 s), another for v3's 36 (each leaves the
     other's explicit instantiations out with a -D switch; nvcc without it, `book.py compile`, compiles all), cached; then a
     lookup. Variant 3 is gdn_decode_v3 with the transposed reductions, 4 the same with v1's per-column butterflies.
@@ -432,7 +432,8 @@ def _kernel(M: int, bf16_state: bool, variant: int, shape=(48, 16, 5120), probe=
     if variant in (5, 6):
         return get_kernel("gdn", f"gdn_decode_v5<{M}, {b}, {2 if variant == 5 else 4}, {pr}>", opts + ("-DQE_GDN_NO_V12", "-DQE_GDN_NO_V3", "-DQE_GDN_NO_V7", "-DQE_GDN_NO_V9"), together=_NAMES5)
     if variant in (7, 8):
-        return get_kernel("gdn", f"gdn_decode_v7<{M}, {b}, {'true' if variant == 7 else 'false'}, {pr}>", opts + ("-DQE_GDN_NO_V12", "-DQE_GDN_NO_V3", "-DQE_GDN_NO_V5", "-DQE_GDN_NO_V9"), together=_NAMES7)
+        r = ", true" if rel else ""                           # REL: released before the grid wait (variant 7 only)
+        return get_kernel("gdn", f"gdn_decode_v7<{M}, {b}, {'true' if variant == 7 else 'false'}, {pr}{r}>", opts + ("-DQE_GDN_NO_V12", "-DQE_GDN_NO_V3", "-DQE_GDN_NO_V5", "-DQE_GDN_NO_V9"), together=_NAMES7)
     if variant in (10, 11):
         return get_kernel("gdn", f"gdn_decode_v10<{M}, {b}, {pr}, {'true' if variant == 11 else 'false'}>", opts + ("-DQE_GDN_NO_V12", "-DQE_GDN_NO_V3", "-DQE_GDN_NO_V5", "-DQE_GDN_NO_V7", "-DQE_GDN_NO_V9"), together=_NAMES10)
     if variant == 9:
@@ -441,7 +442,7 @@ def _kernel(M: int, bf16_state: bool, variant: int, shape=(48, 16, 5120), probe=
     return get_kernel("gdn", f"gdn_decode_v3<{M}, {b}, {x}, {pr}>", opts + ("-DQE_GDN_NO_V12", "-DQE_GDN_NO_V5", "-DQE_GDN_NO_V7", "-DQE_GDN_NO_V9"), together=_NAMES3)
 
 def gdn_decode(qkvz, x, w_b, w_a, conv_w, A_log, dt_bias, norm_w, conv_state, rec_state, layer, ctl, cfg: ModelConfig, out, M=1,
-               heads=None, variant=None, probe=None, pdl=False, xchg=None):
+               heads=None, variant=None, probe=None, pdl=False, xchg=None, rel=False):
     """One GDN layer for M = 1..8 consecutive tokens, on torch's current stream (graph-capturable; allocates nothing).
     qkvz [M, 16384] bf16 (in_proj_qkv | in_proj_z rows), x [M, 5120] bf16 (normed layer input), w_b, w_a [48, 5120] bf16,
     conv_w [10240, 4] bf16, A_log, dt_bias [48] fp32 (exact copies of the bf16 tensors), norm_w [128] bf16,
@@ -481,7 +482,8 @@ def gdn_decode(qkvz, x, w_b, w_a, conv_w, A_log, dt_bias, norm_w, conv_state, re
         xchg = _exchange_for(cfg, rec_state) if xchg is None else xchg
         assert xchg.dtype == torch.int64 and xchg.is_contiguous() and tuple(xchg.shape) == (rec_state.shape[0], HV, 2, XCHG_WORDS), "xchg: gdn_exchange(cfg, layers)"
         args += (xchg,)
-    k = _kernel(M, rec_state.dtype == torch.bfloat16, v, (HV, cfg.linear_num_key_heads, hid), probe is not None)
+    assert not rel or v == 7, "rel: variant 7's build that releases its dependents before its grid wait"
+    k = _kernel(M, rec_state.dtype == torch.bfloat16, v, (HV, cfg.linear_num_key_heads, hid), probe is not None, rel)
     launch(k, (bph * HV,), (nt,), args, pdl=pdl)
     return out
 

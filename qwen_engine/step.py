@@ -101,6 +101,7 @@ class DecodeStep:
         self.graph = None
         self.l2 = dict(L2_PLAN)      # which GEMVs' weights a side branch asks L2 for, and how much (see L2_PLAN)
         self.pf_stream = torch.cuda.Stream() if str(device).startswith("cuda") else None
+        self.release = set()         # measurement (results/explore_release.py): {"norm", "gdn"}: builds released before their wait
         self.spacers = {}            # measurement only (results/explore_spacer.py): {"mlp" | "gdn" | "attn": spacer kernel name}
         self.omit_norms = False      # measurement only (09d's price of the norms): the body then skips the residual norms
 
@@ -200,7 +201,7 @@ class DecodeStep:
         launch(get_kernel("step", "embed_gather"), (-(-H // (8 * 128)),), (128,), (E[PREFIX + "embed_tokens.weight"], self.ctl, h[0], np.int32(H)), pdl=pdl)
         for i, L in enumerate(self.layers):
             if i: self._l2_prefetch("inp", L["inp"], 0)
-            if not self.omit_norms: rmsnorm(h[0], L["ln1"], eps, x, pdl=pdl)
+            if not self.omit_norms: rmsnorm(h[0], L["ln1"], eps, x, pdl=pdl, rel="norm" in self.release)
             if L["kind"] == "linear_attention":
                 qkvz = self.proj[:, :L["inp"][0].shape[0]]
                 self._gemv(L["inp"], x, 0, qkvz)
@@ -208,17 +209,17 @@ class DecodeStep:
                 self._spacer("gdn")
                 mix = self.mix[:, :c.gdn_value_dim]
                 gdn_decode(qkvz, x, L["w_b"], L["w_a"], L["conv_w"], L["A_log"], L["dt_bias"], L["norm"], self.conv, self.rec,
-                           L["idx"], self.ctl, c, mix, pdl=pdl)
+                           L["idx"], self.ctl, c, mix, pdl=pdl, rel="gdn" in self.release)
                 self._gemv(L["out"], mix, 1, h[1], res=h[0])
             else:
                 self.attention_sublayer(L, x, h[1], h[0])
             self._l2_prefetch("mlp", L["gate_up"], 2)
-            if not self.omit_norms: rmsnorm(h[1], L["ln2"], eps, x, pdl=pdl)
+            if not self.omit_norms: rmsnorm(h[1], L["ln2"], eps, x, pdl=pdl, rel="norm" in self.release)
             self._gemv(L["gate_up"], x, 2, self.act)
             self._spacer("mlp")
             self._gemv(L["down"], self.act, 1, h[0], res=h[1])
             if probe is not None: probe(i, h[0])
-        if not self.omit_norms: rmsnorm(h[0], E[PREFIX + "norm.weight"], eps, x, pdl=pdl)
+        if not self.omit_norms: rmsnorm(h[0], E[PREFIX + "norm.weight"], eps, x, pdl=pdl, rel="norm" in self.release)
         ids, _ = lm_head(E["lm_head.weight"], x, rowset=self.rowset, S=ENGINE_CHOICE["lm_head"],
                          logits=self.logits if self.logits is not None else False, scratch=self.head_scratch, pdl=pdl)
         launch(get_kernel("step", "finish_step"), (1,), (32,), (ids, self.ctl, self.forced, self.eos, np.int32(self.eos.numel()),
