@@ -241,7 +241,7 @@ def test_v7_roles_negative_control():
 def test_v7_launcher_names_and_shapes():
     from qwen_engine import gdn
     assert gdn._SHAPES[7] == gdn._SHAPES[8] == (1, 512)
-    assert len(gdn._NAMES7) == 36 and "gdn_decode_v7<8, true, false, false>" in gdn._NAMES7 and "gdn_decode_v7<1, false, true, true>" in gdn._NAMES7
+    assert len(gdn._NAMES7) == 37 and "gdn_decode_v7<1, false, true, false, true>" in gdn._NAMES7 and "gdn_decode_v7<8, true, false, false>" in gdn._NAMES7 and "gdn_decode_v7<1, false, true, true>" in gdn._NAMES7
     src = open(gdn.__file__.replace("qwen_engine/gdn.py", "kernels/gdn.cu")).read()
     for n in gdn._NAMES7: assert f"template __global__ void {n}(" in src, n
     assert src.count("#ifndef QE_GDN_NO_V7") == 1
