@@ -29,6 +29,12 @@ __device__ __forceinline__ uint4 qe_ld_stream(const void* p) {         // read o
 // (weights; a layer's own state, written by the same kernel one token earlier); everything else, and every write,
 // comes after it. qe_grid_launch_dependents() lets the next kernel start once every block of this one has called it
 // (or exited). Launched without the attribute, both are no-ops.
+// CAUTION: the order in the source is not the order in the machine code. A read-only load (ld.global.nc: a
+// `const __restrict__` pointer, __ldg) promises the data does not change while the kernel runs, and ptxas may move it
+// above griddepcontrol.wait (SASS: ACQBULK). Under PDL the kernel before is still writing, so such a load of its output
+// can read stale bytes. Seen: a GDN v7 build that released its dependents before its wait got its qkvz load hoisted
+// above the wait and generated other tokens (results/release_h200.json); the engine's builds are audited for it
+// (runtime.prewait_loads, chapter 09a).
 __device__ __forceinline__ void qe_grid_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
 __device__ __forceinline__ void qe_grid_launch_dependents() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
 // Bulk copies into shared memory (the copy engine: cp.async.bulk), completing on an mbarrier (chapters 06 and 07 use

@@ -182,9 +182,11 @@ __global__ void __launch_bounds__(NT) norm_prologue_probe(const unsigned short* 
 #define RMS_INST(N, NT, F) template __global__ void rmsnorm_bf16_v1<N, NT, F>(const unsigned short*, const unsigned short*, \
   unsigned short*, float*, float, float, int, int);
 #define RMS_ALL(N, NT) RMS_INST(N, NT, 0) RMS_INST(N, NT, 1) RMS_INST(N, NT, 2)
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 RMS_ALL(5120, 128) RMS_ALL(5120, 160) RMS_ALL(5120, 320) RMS_ALL(5120, 640) RMS_ALL(256, 32)
 template __global__ void rmsnorm_bf16_v1<5120, 320, 0, true>(const unsigned short*, const unsigned short*, unsigned short*, float*,
                                                             float, float, int, int);   // REL: the step's build, released before its wait
+#endif
 #define HEAD_INST(WPB, F) template __global__ void head_rmsnorm_bf16_v1<256, WPB, F>(const unsigned short*, long long, long long, \
   const unsigned short*, unsigned short*, long long, long long, float*, int, int, float, float);
 #ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)

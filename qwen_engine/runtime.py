@@ -4,8 +4,9 @@
 
 # %% auto #0
 __all__ = ['L2_BYTES', 'NVRTC_OPTIONS', 'repo_root', 'kernel_dir', 'kernel_source', 'kernel_cache_dir', 'compile_cubin', 'Kernel',
-           'get_kernel', 'add_bench', 'count_launches', 'launch', 'time_events', 'time_graph', 'median', 'bf16_ulp',
-           'rotation_count', 'git_commit', 'gpu_facts', 'write_record', 'read_record', 'record_banner']
+           'get_kernel', 'add_bench', 'count_launches', 'launch', 'sass_tool', 'prewait_loads', 'mangled_prefix',
+           'time_events', 'time_graph', 'median', 'bf16_ulp', 'rotation_count', 'git_commit', 'gpu_facts',
+           'write_record', 'read_record', 'record_banner']
 
 # %% ../nbs/90_runtime.ipynb #25548f42
 import os, re, json, time, datetime, functools, statistics, subprocess, platform, contextlib, collections
@@ -186,6 +187,50 @@ def _launch_pdl(kernel: Kernel, grid, block, args, smem: int, stream: int):
     cfg = Config((ctypes.c_uint * 3)(*g), (ctypes.c_uint * 3)(*b), smem, stream, ctypes.pointer(attr), 1)
     err = lib.cuLaunchKernelEx(ctypes.byref(cfg), kernel.ptr, params, None)
     if err: raise RuntimeError(f"cuLaunchKernelEx({kernel.label}, pdl) failed with CUresult {err}")
+
+# %% ../nbs/90_runtime.ipynb #b4aebe53
+def sass_tool(name: str):
+    "nvcc, cuobjdump or nvdisasm: on PATH, else from the nvidia-cuda-* wheels (site-packages/nvidia/cu*/bin); None if absent."
+    import shutil, site, sys
+    if (p := shutil.which(name)): return p
+    for base in [*site.getsitepackages(), site.getusersitepackages(), *sys.path]:
+        for c in sorted(Path(base).glob(f"nvidia/cu*/bin/{name}")): return str(c)
+    return None
+
+def prewait_loads(wrapper: str) -> dict:
+    """{kernel symbol: {global-load opcode: count}} for the loads before each kernel's first griddepcontrol.wait (SASS
+    ACQBULK), in the sm_90a machine code nvcc makes of `wrapper` (C++ that includes kernel files by name and instantiates
+    the builds to audit). Kernels without a wait are left out."""
+    import tempfile
+    nvcc, cuobjdump, nvdisasm = (sass_tool(n) for n in ("nvcc", "cuobjdump", "nvdisasm"))
+    if not (nvcc and cuobjdump and nvdisasm): raise RuntimeError("prewait_loads needs nvcc, cuobjdump and nvdisasm (bash .ci/setup dev installs the last two)")
+    with tempfile.TemporaryDirectory() as d:
+        cu, cubin = Path(d) / "audit.cu", Path(d) / "audit.cubin"
+        cu.write_text(wrapper)
+        subprocess.run([nvcc, "-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "-cubin", "-I", str(kernel_dir()), "-o", str(cubin), str(cu)],
+                       check=True, capture_output=True, text=True)
+        env = dict(os.environ, PATH=str(Path(nvdisasm).parent) + os.pathsep + os.environ.get("PATH", ""))
+        sass = subprocess.run([cuobjdump, "-sass", str(cubin)], check=True, capture_output=True, text=True, env=env).stdout
+    out = {}
+    for block in sass.split("Function : ")[1:]:
+        sym, loads = block.split()[0], {}
+        for line in block.splitlines():
+            m = re.search(r"\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)", line)
+            if not m: continue
+            op = m.group(1)
+            if op == "ACQBULK":
+                out[sym] = loads
+                break
+            if op.startswith("LDG") or op.startswith("LD."): loads[op] = loads.get(op, 0) + 1
+    return out
+
+def mangled_prefix(name: str) -> str:
+    """The start of the Itanium-mangled symbol of a template build named like 'gemv_fp8_v14<4, 1, true>' (int and bool
+    arguments), or the name itself for an extern "C" kernel."""
+    if "<" not in name: return name
+    base, args = name.split("<", 1)
+    enc = "".join("Lb1E" if a == "true" else "Lb0E" if a == "false" else f"Li{int(a)}E" for a in (x.strip() for x in args.rstrip(">").split(",")))
+    return f"_Z{len(base)}{base}I{enc}E"
 
 # %% ../nbs/90_runtime.ipynb #d3acd739
 def time_events(fn, warmup: int = 3, reps: int = 20) -> list:

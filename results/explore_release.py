@@ -5,7 +5,7 @@ before them is complete (an empty kernel that releases after its wait costs the 
 releases before it ~0.5 us: spacer_h200.json). The builds with REL release before the wait (the successor's own wait
 still orders every read: it waits for this kernel's completion, which comes after this kernel's wait). This run: the
 27B-shape synthetic step (seed 0), PDL graph, 1K and 32K context, the norms' and / or GDN's REL builds, interleaved,
-twice; each plan's first 24 greedy tokens must equal the engine's (the release changes no value).
+three times; each plan's first 24 greedy tokens must equal the engine's (the release changes no value).
 Usage on the H200: PYTHONPATH=. python3 results/explore_release.py OUT_DIR (release_h200.json). About 60 s."""
 import sys, time
 from qwen_engine import gemv as G
@@ -22,7 +22,7 @@ rec = dict(plans={}, timings=[], tokens={}, errors=[])
 guard = lambda what, fn: explore_util.guard(rec, what, fn)
 el = lambda: f"({time.time() - t_start:.0f} s)"
 save = lambda: write_record("release_h200", "The decode step (27B shape, synthetic, PDL graph) with the norms' and / or GDN's builds that release "
-                            "their dependents before their grid wait: ms per token at 1K and 32K per plan, interleaved, twice; greedy tokens equal.", "PYTHONPATH=. python3 results/explore_release.py OUT_DIR", rec, out_dir=out)
+                            "their dependents before their grid wait: ms per token at 1K and 32K per plan, interleaved, three times; greedy tokens equal.", "PYTHONPATH=. python3 results/explore_release.py OUT_DIR", rec, out_dir=out)
 bw = G.bandwidth_now(); rec["bandwidth_tbps"] = bw
 cfg = preset("qwen3_5_27b")
 PLANS = {"engine": set(), "norm": {"norm"}, "gdn": {"gdn"}, "norm + gdn": {"norm", "gdn"}}

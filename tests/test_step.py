@@ -275,3 +275,27 @@ def test_decode_record_pdl_layerwise_and_tiny():
     from qwen_engine.runtime import repo_root
     t = json.loads((repo_root() / "results" / "decode_tiny_h200.json").read_text())["data"]
     assert t["tiny_pow2"]["identical"] and t["tiny_pow2"]["tokens"] >= 32 and t["tiny_pow2"]["scales"] == "pow2"
+
+
+def test_prewait_audit_engine_builds():
+    """The global loads each engine build issues before its grid wait (sm_90a SASS, nvcc) are exactly those ENGINE_PREWAIT
+    allows. Negative control: the GDN v7 build that releases its dependents before its wait (REL) is caught, its q|k|v|z
+    load (LDG.E.U16.CONSTANT) scheduled above the wait, which made the step generate other tokens on the H200."""
+    from qwen_engine.step import prewait_audit, ENGINE_PREWAIT
+    rel = "gdn_decode_v7<1, false, true, false, true>"
+    a = prewait_audit(dict(ENGINE_PREWAIT, **{rel: ("gdn", "gdn", None, "REL")}))
+    for b, v in ENGINE_PREWAIT.items(): assert a[b] == v[2], (b, a[b], v[2])
+    assert a[rel] is not None and a[rel].get("LDG.E.U16.CONSTANT") == 1
+    assert a[rel] != ENGINE_PREWAIT["gdn_decode_v7<1, false, true, false, false>"][2]
+
+
+def test_prewait_audit_covers_the_recorded_step():
+    "Every build in the decode record's launch inventory (the engine's, by the tests that tie the record to it) is audited."
+    from qwen_engine.step import ENGINE_PREWAIT
+    from qwen_engine.runtime import read_record, mangled_prefix
+    inv = read_record("decode_h200")["data"]["launches"]["by_kernel"]
+    for k in inv:
+        name = k.split(":", 1)[1]
+        assert any(b == name or b.startswith(name[:-1] + ",") for b in ENGINE_PREWAIT), name
+    assert mangled_prefix("gemv_fp8_v18<4, 1, 2, 1, 1, 3, true, 1, true>") == "_Z12gemv_fp8_v18ILi4ELi1ELi2ELi1ELi1ELi3ELb1ELi1ELb1EE"
+    assert mangled_prefix("finish_step") == "finish_step"
