@@ -104,6 +104,7 @@ class DecodeStep:
         self.pf_stream = torch.cuda.Stream() if str(device).startswith("cuda") else None
         self.release = set()         # measurement (results/explore_release.py): {"norm", "gdn"}: builds released before their wait
         self.spacers = {}            # measurement only (results/explore_spacer.py): {"mlp" | "gdn" | "attn": spacer kernel name}
+        self.omit = set()            # measurement only (results/explore_omit.py): {"gdn", "attention"}: skip those kernels
         self.omit_norms = False      # measurement only (09d's price of the norms): the body then skips the residual norms
 
     def set_handoff(self, mode: str):
@@ -188,8 +189,9 @@ class DecodeStep:
         self._l2_prefetch("attn_out", L["out"], 1)
         self._spacer("attn")
         mix = self.mix[:, :c.num_attention_heads * c.head_dim]
-        attention_decode(qkv, self.ctl, self.pool, L["idx"], self.table, L["q_norm"], L["k_norm"], c, mix,
-                         self.attn_scratch, self.rope if rope is None else rope, pdl=self.pdl)
+        if "attention" not in self.omit:
+            attention_decode(qkv, self.ctl, self.pool, L["idx"], self.table, L["q_norm"], L["k_norm"], c, mix,
+                             self.attn_scratch, self.rope if rope is None else rope, pdl=self.pdl)
         self._gemv(L["out"], mix, 1, out, res=res)
 
     def body(self, probe=None):
@@ -209,8 +211,9 @@ class DecodeStep:
                 self._l2_prefetch("gdn_out", L["out"], 1)
                 self._spacer("gdn")
                 mix = self.mix[:, :c.gdn_value_dim]
-                gdn_decode(qkvz, x, L["w_b"], L["w_a"], L["conv_w"], L["A_log"], L["dt_bias"], L["norm"], self.conv, self.rec,
-                           L["idx"], self.ctl, c, mix, pdl=pdl, rel="gdn" in self.release)
+                if "gdn" not in self.omit:
+                    gdn_decode(qkvz, x, L["w_b"], L["w_a"], L["conv_w"], L["A_log"], L["dt_bias"], L["norm"], self.conv, self.rec,
+                               L["idx"], self.ctl, c, mix, pdl=pdl, rel="gdn" in self.release)
                 self._gemv(L["out"], mix, 1, h[1], res=h[0])
             else:
                 self.attention_sublayer(L, x, h[1], h[0])
