@@ -18,10 +18,13 @@
 //      head (96 or 192 blocks; variants 5 and 6): block r runs v1's warps 16/CL r.. (their state columns and b/a
 //      chunks) and 384/CL conv channels; q, k, v, the b/a warp sums and the core values are pushed into every block
 //      of the cluster (distributed shared memory). Bit-identical to v1 by construction.
-//   v7 gdn_decode_v7<M, BF16_STATE, EARLY, PROBE>: v3 with a shorter tail: beta and the decay in two warps, SiLU(z)
+//   v7 gdn_decode_v7<M, BF16_STATE, EARLY, PROBE, REL>: v3 with a shorter tail: beta and the decay in two warps, SiLU(z)
 //      made by an idle warp before the recurrence, the gated norm before the state stores (the other warps' stores
 //      drain meanwhile); EARLY (variant 7): columns stored inside the last recurrence step; variant 8 after the core
 //      barrier. Bit-identical to v3 by construction (the same values; only who computes them, and when, differs).
+//      REL (default false; chapter 09a's measurement): release the next kernel before the grid wait. WRONG as built:
+//      ptxas scheduled its read-only q|k|v|z load above griddepcontrol.wait, and the step's tokens changed run to run
+//      (results/release_h200.json; the SASS audit of chapter 09a catches it). Kept as the audit's negative control.
 //   v9 gdn_decode_v9<M, BF16_STATE, PROBE>: v7's schedule on two blocks of 8 warps per head (96 blocks), no cluster:
 //      each block v1's warps 8 half.. (64 state columns), all of b/a, the conv of q, k and its own 64 v channels; the
 //      gated norm's 32 lane partials cross between the halves as tagged 64-bit words in global memory (`xchg`).
