@@ -1298,10 +1298,19 @@ GEMV11B_INST(2, 1, 0, 6)
 // A warp owns 2 RP rows (RP pairs; SwiGLU: the pair is a gate row and its up row) for a slice of the K steps, with the
 // next D - 1 steps in flight in a register ring. EARLY: the ring's first weights are requested before the PDL wait
 // (weights are never written by the kernel before; the activation is read after the wait). DRY: no math (timing only).
-template <int RP, int MT>
+// LP (v21): the weight loads carry an L2 fetch-size hint: 0 none (v14), 1 L2::128B, 2 L2::256B (L2 asks DRAM for the
+// aligned 128 or 256 bytes around each miss at once).
+template <int LP> __device__ __forceinline__ uint4 ld_stream_lp(const void* p) {
+  if (LP == 0) return ld_stream(p);
+  uint4 v;
+  if (LP == 1) asm volatile("ld.global.nc.L1::no_allocate.L2::128B.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  else asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  return v;
+}
+template <int RP, int MT, int LP = 0>
 __device__ __forceinline__ void v13_load_w(uint4 (&w)[2 * RP], const unsigned char* __restrict__ W, const int (&row)[2 * RP], int K, int kk) {
 #pragma unroll
-  for (int j = 0; j < 2 * RP; ++j) w[j] = ld_stream(W + (size_t)row[j] * K + kk);
+  for (int j = 0; j < 2 * RP; ++j) w[j] = ld_stream_lp<LP>(W + (size_t)row[j] * K + kk);
 }
 template <int MT>
 __device__ __forceinline__ void v13_load_x(uint4 (&xv)[MT][2], const unsigned short* __restrict__ x, int M, int K, int kk) {
@@ -1369,7 +1378,7 @@ __device__ __forceinline__ void gemv_cp16(unsigned dst, const void* src) {
 __device__ __forceinline__ void gemv_cp_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 template <int N> __device__ __forceinline__ void gemv_cp_wait() { asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory"); }
 template <int SR, int SK, int RP, int EPI, int MT, int D, bool EARLY, bool DRY, bool SP, bool XS = false, int CL = 0, bool ACQ = false,
-          bool XCH = false, int PF = 0, bool CPA = false>
+          bool XCH = false, int PF = 0, bool CPA = false, int LP = 0>
 __device__ __forceinline__ void gemv_v13_body(const unsigned char* __restrict__ W, const float* __restrict__ scale,
                                               const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
                                               unsigned short* __restrict__ y, int N, int K, int M, int ldy,
@@ -1429,7 +1438,7 @@ __device__ __forceinline__ void gemv_v13_body(const unsigned char* __restrict__ 
 #pragma unroll
     for (int d = 0; d < D - 1; ++d) {
       if (CPA) { if (s0 + d < s1) { cpa_load(d, s0 + d); load_sc(d, s0 + d); } gemv_cp_commit(); }   // one group per step, even empty
-      else if (s0 + d < s1) { v13_load_w<RP, MT>(wv[d], W, row, K, 512 * (s0 + d) + lk); load_sc(d, s0 + d); }
+      else if (s0 + d < s1) { v13_load_w<RP, MT, LP>(wv[d], W, row, K, 512 * (s0 + d) + lk); load_sc(d, s0 + d); }
     }
   }
   prefetch(s0 + D - 1, PF);                                 // weights only: before the wait
@@ -1447,7 +1456,7 @@ __device__ __forceinline__ void gemv_v13_body(const unsigned char* __restrict__ 
   for (int d = 0; d < D - 1; ++d) {
     if (CPA) { if (!EARLY) { if (s0 + d < s1) { cpa_load(d, s0 + d); load_sc(d, s0 + d); } gemv_cp_commit(); } continue; }
     if (s0 + d < s1) {
-      if (!EARLY) { v13_load_w<RP, MT>(wv[d], W, row, K, 512 * (s0 + d) + lk); load_sc(d, s0 + d); }
+      if (!EARLY) { v13_load_w<RP, MT, LP>(wv[d], W, row, K, 512 * (s0 + d) + lk); load_sc(d, s0 + d); }
       if (!XS) v13_load_x<MT>(xv[d], x, M, K, 512 * (s0 + d) + lk);
     }
   }
@@ -1458,7 +1467,7 @@ __device__ __forceinline__ void gemv_v13_body(const unsigned char* __restrict__ 
       if (cur < s1) {
         if (nxt < s1) {
           if (CPA) cpa_load((d + D - 1) % D, nxt);
-          else v13_load_w<RP, MT>(wv[(d + D - 1) % D], W, row, K, 512 * nxt + lk);
+          else v13_load_w<RP, MT, LP>(wv[(d + D - 1) % D], W, row, K, 512 * nxt + lk);
           load_sc((d + D - 1) % D, nxt);
           prefetch(nxt + PF, 1);
           if (!XS && !CPA) v13_load_x<MT>(xv[(d + D - 1) % D], x, M, K, 512 * nxt + lk);
@@ -1670,6 +1679,14 @@ __global__ void __launch_bounds__(32 * SR * SK, MINB) gemv_fp8_v19(
     float* __restrict__ partial, unsigned* __restrict__ counters) {
   gemv_v13_body<SR, SK, RP, EPI, MT, D, EARLY, false, true, XS, 0, false, XCH, PF>(W, scale, x, res, y, N, K, M, ldy, partial, counters);
 }
+// v21: v14 (XCH: v18's split end) with an L2 fetch-size hint on the weight loads (LP 1: L2::128B, 2: L2::256B).
+template <int SR, int SK, int RP, int EPI, int MT, int D, bool EARLY, int MINB, bool XS, bool XCH, int LP>
+__global__ void __launch_bounds__(32 * SR * SK, MINB) gemv_fp8_v21(
+    const unsigned char* __restrict__ W, const float* __restrict__ scale, const unsigned short* __restrict__ x,
+    const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
+    float* __restrict__ partial, unsigned* __restrict__ counters) {
+  gemv_v13_body<SR, SK, RP, EPI, MT, D, EARLY, false, true, XS, 0, false, XCH, 0, false, LP>(W, scale, x, res, y, N, K, M, ldy, partial, counters);
+}
 
 // A plain stream over `n16` 16-byte words with the GEMV's PDL calls: the ceiling of a kernel of this size in a chain.
 template <int U>
@@ -1721,6 +1738,12 @@ GEMV19_INST(4, 1, 1, 1, 8, 2, true, 1, false, true, 4)
 #ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 GEMV20_INST(4, 1, 2, 0, 1, 3, true, 1, false) GEMV20_INST(4, 1, 2, 1, 1, 4, true, 1, true) GEMV20_INST(4, 1, 2, 2, 1, 3, true, 1, false)
 GEMV20_INST(4, 1, 1, 1, 8, 2, true, 1, true)
+#endif
+#define GEMV21_INST(SR, SK, RP, EPI, MT, D, E, MB, XS, XCH, LP) template __global__ void gemv_fp8_v21<SR, SK, RP, EPI, MT, D, E, MB, XS, XCH, LP>( \
+    const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
+GEMV21_INST(4, 1, 2, 0, 1, 2, true, 1, true, false, 2) GEMV21_INST(4, 1, 2, 1, 1, 3, true, 1, true, true, 2)
+GEMV21_INST(4, 1, 1, 1, 8, 2, true, 1, false, true, 2)
 template __global__ void gemv_stream_probe<8>(const uint4*, long long, unsigned*);
 template __global__ void gemv_stream_probe<16>(const uint4*, long long, unsigned*);
 #endif
