@@ -63,6 +63,10 @@
 //      filled by cp.async 16 bytes a lane (each lane reads back only its own copies: no barrier), the activation read at
 //      use; a deeper ring no longer costs registers. The same sums: bit-identical to v14 / v18. Lost on the large shapes;
 //      won alone on the split shapes, tied the token at the default carveout (gemv_v20_h200.json, carveout_h200.json).
+//   v21 gemv_fp8_v21<SR, SK, RP, EPI, MT, D, EARLY, MINB, XS, XCH, LP>: v14 (XCH: v18) with an L2 fetch-size hint on the
+//      weight loads (LP 1: L2::128B, 2: L2::256B). Bit-identical (10/10). 128B ties the engine everywhere (a no-op for
+//      512-byte requests, as far as time shows); 256B is 1-3 % slower on every shape, in the token and in the step
+//      (gemv_v21_h200.json). Lost.
 //   lm_head_bf16_v2<S>: the same structure for the bf16 vocabulary projection over a row set, with argmax.
 //   lm_head_bf16_v3<SR, RP, MT, D>: the head with v13's whole-row streams (bf16 pairs permuted, no widening), a D-step
 //      ring; the same per-block argmax partials. 667 us alone vs v2's 687, 0.01 ms slower in the step (head_v3_h200.json).
