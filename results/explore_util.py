@@ -105,3 +105,95 @@ def step_plans(out, name: str, what: str, script: str, plans: dict, apply, reps:
         print(f"{label} | {ts(1024)} | {ts(32768)}")
     print(f"done {el()}; errors {len(rec['errors'])}")
     return rec, step
+
+
+def flag_sweep(rec: dict, gen, bw: float, el, save, variant: int, sweep: dict, values: tuple, name_of, tag: str, everywhere: tuple):
+    """Chapter 06's sweep of a v14 build with one more template value (v19's PF, v21's LP) against the engine's kernel:
+    for each shape's configurations in `sweep` and each of `values`, the float64 check at M = 1, M = 8 rows = M = 1 and
+    repeats, bit-identity with the engine's kernel on the same inputs (all recorded in `rec`); then each shape timed alone
+    with PDL interleaved with the engine's, twice; the winners (faster than the engine's by its margin in both repeats);
+    and the token's GEMVs: the engine's plan, the winners, the variant at each of `everywhere` on every shape, the
+    engine's again. `name_of(epi, cfg, value)` names a build; `tag` labels the value; `save()` writes the record (after the
+    checks and after the timings). Returns {(N, K, epi, cfg, value): passed}."""
+    from qwen_engine import gemv as G
+    guard_ = lambda what, fn: guard(rec, what, fn)
+    versus_engine_ = versus_engine
+    def kw(cfg, pf):
+        SR, SK, RP, D, E, MB, KS, XS = cfg
+        return dict(variant=variant, KS=KS, D=D, minb=MB, v13opt=(SK, RP, bool(E), bool(XS), pf))
+
+    def versus_engine(N, K, epi, cfg, pf):
+        "versus_engine at this configuration."
+        return dict(versus_engine_(gen, N, K, epi, cfg[0], kw(cfg, pf)), cfg=list(cfg), pf=pf)
+
+    def every():
+        for (N, K, epi), cfgs in sweep.items():
+            for cfg in cfgs:
+                for pf in values:
+                    yield N, K, epi, cfg, pf
+
+    def all_checks():
+        for N, K, epi, cfg, pf in every():
+            RG = 2 if epi == 2 else 1
+            yield (N, K, epi, cfg, pf, (lambda: G.check_gemv(N, K, epi, 1, gen, cfg[0], RG, **kw(cfg, pf))),
+                   (lambda: G.check_multirow_identity(N, K, epi, gen, cfg[0], RG, **kw(cfg, pf))), (lambda: versus_engine(N, K, epi, cfg, pf)))
+
+    names = launched_names(lambda: [(c(), i(), v()) for *_, c, i, v in all_checks()])
+    guard_("compile", lambda: G.get_kernel("gemv", names[0], together=names + G.ENGINE_KERNELS)); print(f"bandwidth {bw:.3f} TB/s; compiled {len(names)} {el()}")
+    passed = {}
+    for N, K, epi, cfg, pf, check, ident, vs in all_checks():
+        c, idn, v = guard_(f"check {N}x{K} {cfg} {pf}", check), guard_(f"identity {N}x{K} {cfg} {pf}", ident), guard_(f"versus {N}x{K} {cfg} {pf}", vs)
+        if c: c["ok"] = G.check_ok(c); c["cfg"] = cfg; c["pf"] = pf; c.pop("v13opt", None); rec["checks"].append(c)
+        if idn: idn["cfg"] = cfg; idn["pf"] = pf; idn.pop("v13opt", None); rec["identity"].append(idn)
+        if v: rec["versus_engine"].append(v)
+        passed[(N, K, epi, cfg, pf)] = bool(c and c["ok"] and idn and idn["multirow_bit_identical"] and idn["repeat_bit_identical"] and v and v["identical"])
+        name = name_of(epi, cfg, pf)
+        r = guard_(f"regs {name}", lambda: G.get_kernel("gemv", name).num_regs)
+        if r: rec["regs"][name] = r
+        print(f"{N}x{K} {cfg} {tag} {pf}: {'ok (= engine)' if passed[(N, K, epi, cfg, pf)] else 'FAILED'}; regs {r} {el()}")
+    save()
+    nbytes = {k: G.bytes_of(*k[:2], 1, k[2]) for k in sweep}
+    for rep in range(2):
+        for (N, K, epi), cfgs in sweep.items():
+            e = guard_("time engine", lambda: G.time_engine(N, K, epi, gen))
+            if e: rec["timings"].append(dict(N=N, K=K, epi=epi, cfg="engine", pf=0, rep=rep, us=e, frac=nbytes[(N, K, epi)] / (e * 1e-6) / (bw * 1e12)))
+            for cfg in cfgs:
+                for pf in values:
+                    if not passed[(N, K, epi, cfg, pf)]: continue
+                    us = guard_(f"time {cfg} {pf}", lambda: G.time_gemv(N, K, epi, cfg[0], 2 if epi == 2 else 1, gen, pdl=True, **kw(cfg, pf)))
+                    if us: rec["timings"].append(dict(N=N, K=K, epi=epi, cfg=list(cfg), pf=pf, rep=rep, us=us, frac=nbytes[(N, K, epi)] / (us * 1e-6) / (bw * 1e12)))
+            print(f"rep {rep} {N}x{K}: " + ", ".join(f"{t['cfg'] if t['cfg'] == 'engine' else 'MB%d' % t['cfg'][5]} {tag}{t['pf']} {t['us']:.2f}"
+                                                      for t in rec["timings"] if (t["N"], t["K"], t["rep"]) == (N, K, rep)) + f" {el()}")
+    save()
+    # a (configuration, PF) wins a shape if it beat the engine's in both repeats by more than the engine's margin; the best of those
+    wins = {}
+    for (N, K, epi), cfgs in sweep.items():
+        eng = [t["us"] for t in rec["timings"] if (t["N"], t["K"], t["cfg"]) == (N, K, "engine")]
+        best = None
+        for cfg in cfgs:
+            for pf in values:
+                ts = [t["us"] for t in rec["timings"] if (t["N"], t["K"], t["pf"]) == (N, K, pf) and t["cfg"] == list(cfg)]
+                if len(ts) == 2 and len(eng) == 2 and all(a < (1 - G.ENGINE_MARGIN) * b for a, b in zip(ts, eng)):
+                    if best is None or sum(ts) < best[2]: best = (cfg, pf, sum(ts))
+        if best: wins[(N, K, epi)] = best[:2]
+    rec["wins"] = {f"{k[0]}x{k[1]}": dict(cfg=list(c), pf=p) for k, (c, p) in wins.items()}
+    print("wins:", rec["wins"])
+
+    def plan(swap):
+        ch = {k: G.engine_choice(*k) for N, K, epi, _ in G.MODEL_SHAPES for k in [(N, K, epi)]}
+        for k, (cfg, pf) in swap.items():
+            SR, SK, RP, D, E, MB, KS, XS = cfg
+            ch[k] = (variant, SR, 2 if k[2] == 2 else 1, KS, 4, D, 8, (SK, RP, bool(E), bool(XS), pf))
+        ch["lm_head"] = G.ENGINE_CHOICE["lm_head"]
+        return ch, {k: cfg[5] for k, (cfg, pf) in swap.items() if cfg[5] > 1}
+
+    rec["token"] = {}
+    runs = [("engine", {})] + ([(f"v{variant} winners", wins)] if wins else []) \
+         + [(f"v{variant} {tag} {pf} everywhere", {k: (cs[0], pf) for k, cs in sweep.items()}) for pf in everywhere if all(passed[(*k, cs[0], pf)] for k, cs in sweep.items())] \
+         + [("engine again", {})]
+    for label, swap in runs:
+        ch, mb = plan(swap)
+        t = guard_(f"token {label}", lambda: G.token_graph(ch, gen, bw, pdl=True, minb=mb))
+        if t: rec["token"][label] = dict(t, swap={f"{k[0]}x{k[1]}": dict(cfg=list(c), pf=p) for k, (c, p) in swap.items()}); print(f"token {label}: {t['ms']:.3f} ms, ratio {t['ratio']:.3f} {el()}")
+
+    return passed
