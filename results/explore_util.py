@@ -117,14 +117,13 @@ def flag_sweep(rec: dict, gen, bw: float, el, save, variant: int, sweep: dict, v
     checks and after the timings). Returns {(N, K, epi, cfg, value): passed}."""
     from qwen_engine import gemv as G
     guard_ = lambda what, fn: guard(rec, what, fn)
-    versus_engine_ = versus_engine
     def kw(cfg, pf):
         SR, SK, RP, D, E, MB, KS, XS = cfg
         return dict(variant=variant, KS=KS, D=D, minb=MB, v13opt=(SK, RP, bool(E), bool(XS), pf))
 
-    def versus_engine(N, K, epi, cfg, pf):
+    def vs_engine(N, K, epi, cfg, pf):
         "versus_engine at this configuration."
-        return dict(versus_engine_(gen, N, K, epi, cfg[0], kw(cfg, pf)), cfg=list(cfg), pf=pf)
+        return dict(versus_engine(gen, N, K, epi, cfg[0], kw(cfg, pf)), cfg=list(cfg), pf=pf)
 
     def every():
         for (N, K, epi), cfgs in sweep.items():
@@ -136,7 +135,7 @@ def flag_sweep(rec: dict, gen, bw: float, el, save, variant: int, sweep: dict, v
         for N, K, epi, cfg, pf in every():
             RG = 2 if epi == 2 else 1
             yield (N, K, epi, cfg, pf, (lambda: G.check_gemv(N, K, epi, 1, gen, cfg[0], RG, **kw(cfg, pf))),
-                   (lambda: G.check_multirow_identity(N, K, epi, gen, cfg[0], RG, **kw(cfg, pf))), (lambda: versus_engine(N, K, epi, cfg, pf)))
+                   (lambda: G.check_multirow_identity(N, K, epi, gen, cfg[0], RG, **kw(cfg, pf))), (lambda: vs_engine(N, K, epi, cfg, pf)))
 
     names = launched_names(lambda: [(c(), i(), v()) for *_, c, i, v in all_checks()])
     guard_("compile", lambda: G.get_kernel("gemv", names[0], together=names + G.ENGINE_KERNELS)); print(f"bandwidth {bw:.3f} TB/s; compiled {len(names)} {el()}")
