@@ -79,15 +79,30 @@ def test_get_kernel_compiles_each_name_once_per_process(monkeypatch):
 
 
 def _unguarded_instantiations(src: str) -> list:
-    "Lines that instantiate a kernel template explicitly outside an `#ifndef __CUDACC_RTC__` block (NVRTC would compile them)."
+    """Lines that instantiate a kernel template explicitly outside an `#ifndef __CUDACC_RTC__` block (NVRTC would compile
+    them): `template __global__ ...`, or a call of a macro whose definition instantiates (directly or through another)."""
     import re
-    inst = re.compile(r'^(template __global__ |[A-Z0-9_]+_INST\()')
+    lines = src.split("\n")
+    defs, i = {}, 0
+    while i < len(lines):                                   # macro name -> its definition, continuation lines joined
+        m = re.match(r"\s*#define\s+(\w+)\(", lines[i])
+        body = lines[i]
+        while body.endswith("\\") and i + 1 < len(lines): i += 1; body = body[:-1] + lines[i]
+        if m: defs[m.group(1)] = body
+        i += 1
+    inst_macros = {n for n, b in defs.items() if "template __global__" in b}
+    while True:                                             # macros that call an instantiating macro instantiate too
+        more = {n for n, b in defs.items() if n not in inst_macros and any(re.search(rf"\b{k}\(", b) for k in inst_macros)}
+        if not more: break
+        inst_macros |= more
+    names = "|".join([r"[A-Z0-9_]+_INST"] + [re.escape(n) for n in inst_macros])     # *_INST: the files' naming convention
+    calls = re.compile(r"^\s*(template __global__ |(" + names + r")\()")
     depth, guarded, bad = 0, [], []
-    for i, line in enumerate(src.split("\n")):
+    for i, line in enumerate(lines):
         s = line.strip()
         if s.startswith("#if"): guarded.append(s.startswith("#ifndef __CUDACC_RTC__"))
         elif s.startswith("#endif") and guarded: guarded.pop()
-        elif inst.match(line) and not any(guarded): bad.append(i + 1)
+        elif not s.startswith("#") and calls.match(line) and not any(guarded): bad.append(i + 1)
     return bad
 
 
@@ -99,5 +114,7 @@ def test_explicit_instantiations_are_nvcc_only():
         assert _unguarded_instantiations(p.read_text()) == [], p.name
     # negative control: the same check sees an unguarded list, and a list inside another #if block
     assert _unguarded_instantiations("template __global__ void k<1>(int);") == [1]
+    # a list made by a macro that calls an instantiating macro (the norms' RMS_ALL went unseen by the first version)
+    assert _unguarded_instantiations("#define A(x) template __global__ void k<x>(int);\n#define B(x) A(x) A(x + 1)\nB(1)") == [3]
     assert _unguarded_instantiations("#ifndef QE_X\nGEMV11_INST(8, 1, 0)\n#endif") == [2]
     assert _unguarded_instantiations("#ifndef __CUDACC_RTC__\nGEMV11_INST(8, 1, 0)\n#endif\nGEMV11_INST(4, 1, 0)") == [4]
