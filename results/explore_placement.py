@@ -57,7 +57,7 @@ for rep in range(3):
             if us: rec["timings"].append(dict(N=N, K=K, offset=off, rep=rep, us=us))
         print(f"rep {rep} {N}x{K}: " + ", ".join(f"+{t['offset'] >> 10}K {t['us']:.2f}" for t in rec["timings"] if (t["N"], t["rep"]) == (N, rep)) + f" {el()}", flush=True)
     save()
-del bufs
+bufs.clear(); torch.cuda.empty_cache()
 for k in range(5):
     for N, K, epi in SHAPES:
         us = guard(f"fresh {N}x{K}", lambda: G.time_engine(N, K, epi, gen))
