@@ -72,6 +72,7 @@
 //      ring; the same per-block argmax partials. 667 us alone vs v2's 687, 0.01 ms slower in the step (head_v3_h200.json).
 //   lm_head_bf16_v4<SR, RP, MT, D, NR>: v3 with NR row groups a warp (row ids read once; one ring through the groups).
 //      (8, 1, 3, 8): 655 / 658 us vs v2<8>'s 686 / 685, the step 0.02-0.03 ms faster: THE ENGINE'S head (head_v4_h200.json).
+//      594 / 597 us (94 %) with the timing method's 50 ms warm-up (gemv_standing_h200.json, commit 8ef2faf).
 // Weights are read as stored in the checkpoint: row-major [N, K], e4m3, scale_inv [N/128, K/128] (fp32 here).
 #include "common.cu"                                    // qe_grid_wait / qe_grid_launch_dependents (PDL)
 
