@@ -36,7 +36,7 @@ W = (torch.randn(248320, 5120, generator=gen, device="cuda") * 0.02).to(torch.bf
 x = torch.randn(1, 5120, generator=gen, device="cuda").to(torch.bfloat16)
 rs = torch.arange(248320, dtype=torch.int32, device="cuda")
 rec["head_us"] = per_call(lambda: G.lm_head(W, x, rowset=rs, S=G.ENGINE_CHOICE["lm_head"], pdl=True), 400)
-del W
+W = None; torch.cuda.empty_cache()
 N, K, epi = 14336, 5120, 0
 ws = [G.synth_fp8(N, K, gen) for _ in range(4)]
 xq = torch.randn(1, K, generator=gen, device="cuda").to(torch.bfloat16)
