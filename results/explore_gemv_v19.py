@@ -10,23 +10,16 @@ v19 on every shape where it won both repeats, the engine's plan again.
 Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_v19.py OUT_DIR (gemv_v19_h200.json). About 150 s.
 (explore_util.versus_engine, then the whole sweep (explore_util.flag_sweep, shared with v21), were factored out of this
 script after its record was made: the same code, not re-run.)"""
-import sys, time
 import torch
 from qwen_engine import gemv as G
-from qwen_engine.runtime import write_record
 import explore_util
 
-out = sys.argv[1] if len(sys.argv) > 1 else None
 gen = torch.Generator(device="cuda").manual_seed(0)
-t_start = time.time()
-rec = dict(checks=[], identity=[], versus_engine=[], timings=[], regs={}, errors=[], pf=list(G.V19_PF))
-el = lambda: f"({time.time() - t_start:.0f} s)"
-save = lambda: write_record("gemv_v19_h200", "v19 (v14 / v18 with bulk L2 prefetches PF steps past the register ring) checked, bit-identity "
-                            "with the engine's kernel, timed alone with PDL interleaved with the engine's, and the token's GEMVs.",
-                            "PYTHONPATH=. python3 results/explore_gemv_v19.py OUT_DIR", rec, out_dir=out)
-bw = G.bandwidth_now(); rec["bandwidth_tbps"] = bw
-
-
+rec, guard, el, save = explore_util.recorder(
+    "gemv_v19_h200", "v19 (v14 / v18 with bulk L2 prefetches PF steps past the register ring) checked, bit-identity with the engine's "
+    "kernel, timed alone with PDL interleaved with the engine's, and the token's GEMVs.", "explore_gemv_v19.py",
+    checks=[], identity=[], versus_engine=[], timings=[], regs={}, pf=list(G.V19_PF))
+bw = rec["bandwidth_tbps"]
 passed = explore_util.flag_sweep(rec, gen, bw, el, save, 19, G.V19_SWEEP, G.V19_PF, G._v19_name, "PF", (4,))
 print(f"done {el()}; errors {len(rec['errors'])}")
 save()

@@ -8,22 +8,16 @@ alone with PDL interleaved with the engine's, twice; the token's GEMVs (the engi
 engine's again); then the decode step (27B shape, synthetic, PDL graph) with v21 everywhere, interleaved with the
 engine's, three times, greedy tokens equal.
 Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_v21.py OUT_DIR (gemv_v21_h200.json). About 150 s."""
-import sys, time
 import torch
 from qwen_engine import gemv as G
-from qwen_engine.runtime import write_record
 import explore_util
 
-out = sys.argv[1] if len(sys.argv) > 1 else None
 gen = torch.Generator(device="cuda").manual_seed(0)
-t_start = time.time()
-rec = dict(checks=[], identity=[], versus_engine=[], timings=[], regs={}, errors=[], lp=list(G.V21_LP), step=[], step_tokens={})
-guard = lambda what, fn: explore_util.guard(rec, what, fn)
-el = lambda: f"({time.time() - t_start:.0f} s)"
-save = lambda: write_record("gemv_v21_h200", "v21 (v14 / v18 with an L2::128B or L2::256B fetch hint on the weight loads) checked, bit-identity "
-                            "with the engine's kernel, timed alone with PDL interleaved with the engine's, the token's GEMVs, and the decode step.",
-                            "PYTHONPATH=. python3 results/explore_gemv_v21.py OUT_DIR", rec, out_dir=out)
-bw = G.bandwidth_now(); rec["bandwidth_tbps"] = bw
+rec, guard, el, save = explore_util.recorder(
+    "gemv_v21_h200", "v21 (v14 / v18 with an L2::128B or L2::256B fetch hint on the weight loads) checked, bit-identity with the engine's "
+    "kernel, timed alone with PDL interleaved with the engine's, the token's GEMVs, and the decode step.", "explore_gemv_v21.py",
+    checks=[], identity=[], versus_engine=[], timings=[], regs={}, lp=list(G.V21_LP), step=[], step_tokens={})
+bw = rec["bandwidth_tbps"]
 passed = explore_util.flag_sweep(rec, gen, bw, el, save, 21, G.V21_SWEEP, G.V21_LP, G._v21_name, "LP", G.V21_LP)
 save()
 

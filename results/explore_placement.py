@@ -5,21 +5,14 @@ places the copies (rotated past L2, as time_gemv does) at chosen offsets inside 
 for each offset, interleaved, three times; the 16384 x 5120 shape as the control; then five fresh-allocation timings
 (time_engine) of each shape. Weights: random e4m3 bytes (no NaN encodings), scales random.
 Usage on the H200: PYTHONPATH=. python3 results/explore_placement.py OUT_DIR (placement_h200.json). About 40 s."""
-import sys, time
 import torch
 from qwen_engine import gemv as G
-from qwen_engine.runtime import write_record, time_graph, median, rotation_count
+from qwen_engine.runtime import time_graph, median, rotation_count
 import explore_util
 
-out = sys.argv[1] if len(sys.argv) > 1 else None
-t_start = time.time()
-rec = dict(offsets=[], timings=[], fresh=[], errors=[])
-guard = lambda what, fn: explore_util.guard(rec, what, fn)
-el = lambda: f"({time.time() - t_start:.0f} s)"
-save = lambda: write_record("placement_h200", "The engine's GEMV for 14336 x 5120 and 16384 x 5120 with its weight copies at chosen offsets "
-                            "in one buffer (us per call, interleaved, three times), and five fresh-allocation timings of each.",
-                            "PYTHONPATH=. python3 results/explore_placement.py OUT_DIR", rec, out_dir=out)
-rec["bandwidth_tbps"] = G.bandwidth_now()
+rec, guard, el, save = explore_util.recorder(
+    "placement_h200", "The engine's GEMV for 14336 x 5120 and 16384 x 5120 with its weight copies at chosen offsets in one buffer (us per "
+    "call, interleaved, three times), and five fresh-allocation timings of each.", "explore_placement.py", offsets=[], timings=[], fresh=[])
 gen = torch.Generator(device="cuda").manual_seed(0)
 MB = 1 << 20
 OFFSETS = [0, 64 << 10, 512 << 10, 1 * MB, 2 * MB, 3 * MB, 5 * MB + 4096]

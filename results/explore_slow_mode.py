@@ -5,17 +5,15 @@ back, after the 50 ms warm-up) to see the distribution and whether slow calls co
 weight copy) 400 calls; q|gate|k|v (one graph of 4 calls cycling 4 weight copies past L2) 400 replays; and nvidia-smi's
 SM and memory clocks sampled every 20 ms meanwhile, when it is there.
 Usage on the H200: PYTHONPATH=. python3 results/explore_slow_mode.py OUT_DIR (slow_mode_h200.json). About 20 s."""
-import sys, time, subprocess, shutil
+import time, subprocess, shutil
 import torch
 from qwen_engine import gemv as G
-from qwen_engine.runtime import write_record, WARM_MS
+from qwen_engine.runtime import WARM_MS
+import explore_util
 
-out = sys.argv[1] if len(sys.argv) > 1 else None
-rec = dict(head_us=[], qg_us=[], clocks=[], errors=[])
-save = lambda: write_record("slow_mode_h200", "Per-call times (CUDA events, back to back, after the warm-up) of the engine's head (400) and "
-                            "q|gate|k|v GEMV (400 replays of a 4-call graph), with nvidia-smi's clocks sampled meanwhile.",
-                            "PYTHONPATH=. python3 results/explore_slow_mode.py OUT_DIR", rec, out_dir=out)
-rec["bandwidth_tbps"] = G.bandwidth_now()
+rec, guard, el, save = explore_util.recorder(
+    "slow_mode_h200", "Per-call times (CUDA events, back to back, after the warm-up) of the engine's head (400) and q|gate|k|v GEMV "
+    "(400 replays of a 4-call graph), with nvidia-smi's clocks sampled meanwhile.", "explore_slow_mode.py", head_us=[], qg_us=[], clocks=[])
 gen = torch.Generator(device="cuda").manual_seed(0)
 smi = None
 if shutil.which("nvidia-smi"):

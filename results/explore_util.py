@@ -56,6 +56,21 @@ def step_times(step, prompt, ctxs=(1024, 32768)) -> dict:
     return r
 
 
+def recorder(name: str, what: str, script: str, out=None, **fields):
+    """The frame every exploration script shares: (rec, guard, el, save). rec holds `fields`, `errors` and the read
+    bandwidth measured now; guard(what, fn) runs a part and records its failure; el() is the elapsed time for printing;
+    save() writes record `name` (`what`, made by `PYTHONPATH=. python3 results/SCRIPT OUT_DIR`) into `out` (default: sys.argv[1])."""
+    import sys, time
+    from qwen_engine.gemv import bandwidth_now
+    from qwen_engine.runtime import write_record
+    out = out if out is not None else (sys.argv[1] if len(sys.argv) > 1 else None)
+    t_start = time.time()
+    rec = dict(fields, errors=[])
+    rec["bandwidth_tbps"] = bandwidth_now()
+    return (rec, lambda what_, fn: guard(rec, what_, fn), lambda: f"({time.time() - t_start:.0f} s)",
+            lambda: write_record(name, what, f"PYTHONPATH=. python3 results/{script} OUT_DIR", rec, out_dir=out))
+
+
 def step_plans(out, name: str, what: str, script: str, plans: dict, apply, reps: int = 3, tokens: bool = True, describe=None, extra=None):
     """The decode step's plans, timed in one run (chapter 09a's explorations): the 27B-shape synthetic step (seed 0), PDL
     graph; `apply(step, plan)` sets a plan up. With `tokens`, each plan's first 24 greedy tokens after a 16-token prompt
@@ -64,17 +79,12 @@ def step_plans(out, name: str, what: str, script: str, plans: dict, apply, reps:
     each round and prints a table; `describe(plan)` is how a plan is recorded; `extra(step, rec)` adds to the record
     before the rounds. Returns (record, step)."""
     import time
-    from qwen_engine import gemv as G
     from qwen_engine.config import preset
     from qwen_engine.step import DecodeStep, synthetic_engine_weights, run
     from qwen_engine.decode_bench import _prompt
     from qwen_engine.roofline import step_bytes, decode_budget
-    from qwen_engine.runtime import write_record
-    t_start = time.time()
-    rec = dict(plans={k: (describe(v) if describe else v) for k, v in plans.items()}, timings=[], tokens={}, errors=[])
-    el = lambda: f"({time.time() - t_start:.0f} s)"
-    save = lambda: write_record(name, what, f"PYTHONPATH=. python3 results/{script} OUT_DIR", rec, out_dir=out)
-    bw = G.bandwidth_now(); rec["bandwidth_tbps"] = bw
+    rec, _, el, save = recorder(name, what, script, out=out, plans={k: (describe(v) if describe else v) for k, v in plans.items()}, timings=[], tokens={})
+    bw = rec["bandwidth_tbps"]
     cfg = preset("qwen3_5_27b")
     t = time.perf_counter()
     EW, _ = synthetic_engine_weights(cfg, 0, "cuda")
