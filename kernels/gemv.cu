@@ -67,6 +67,11 @@
 //      weight loads (LP 1: L2::128B, 2: L2::256B). Bit-identical (10/10). 128B ties the engine everywhere (a no-op for
 //      512-byte requests, as far as time shows); 256B is 1-3 % slower on every shape, in the token and in the step
 //      (gemv_v21_h200.json). Lost.
+//   v22 gemv_fp8_v22<SR, SK, RP, EPI, MT, D, EARLY, MINB, XCH>: v14 (XCH: v18) with half the instructions a step: the
+//      weights widened to fp16 by the hardware conversion (cvt.rn.f16x2.e4m3x2, one instruction a register; v14's bit
+//      widening to bf16 takes 3.5) and the mma in fp16; so the activation is staged in shared memory as fp16, each
+//      128-element tile of each token scaled by a power of two (exact; see H16 below), the tile's inverse folded into the
+//      block scale. Not bit-identical to v14 (other roundings inside the mma); the same check against float64.
 //   lm_head_bf16_v2<S>: the same structure for the bf16 vocabulary projection over a row set, with argmax.
 //   lm_head_bf16_v3<SR, RP, MT, D>: the head with v13's whole-row streams (bf16 pairs permuted, no widening), a D-step
 //      ring; the same per-block argmax partials. 667 us alone vs v2's 687, 0.01 ms slower in the step (head_v3_h200.json).
@@ -1382,8 +1387,74 @@ __device__ __forceinline__ void gemv_cp16(unsigned dst, const void* src) {
 }
 __device__ __forceinline__ void gemv_cp_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 template <int N> __device__ __forceinline__ void gemv_cp_wait() { asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory"); }
+// H16 (v22): v14's step spends most of its instructions widening weights (ncu: ~0.4 issued per scheduler per cycle; nvcc's
+// SASS of the engine's q|gate|k|v build: 378 instructions for two steps, 132 of them LOP3 and 40 SHF). The e4m3 -> fp16
+// conversion is one instruction per register (cvt.rn.f16x2.e4m3x2, exact: every e4m3 value is an fp16 normal), so v22
+// runs the mma in fp16. Its activation must then be fp16 too, and bf16 does not fit fp16's range: each 128-element tile
+// of each token is scaled by 2^s so that its largest magnitude lands in [2^14, 2^15) (s from the bf16 exponent of the
+// tile's max, clamped to [-126, 126]), converted once per block into shared memory, and 2^-s joins the tile's block scale
+// (a float multiply per step). The scaling is exact; the conversion is exact for every element within 2^31 of its tile's
+// largest (8 significant bits need fp16 exponents >= -17); smaller ones round to 2^-24 of the scaled unit, an error below
+// 2^-38 of the tile's largest element, far under the fp32 accumulation's. The lane's 16 bytes keep their natural order:
+// word j's bytes (4j, 4j+1) and (4j+2, 4j+3) are the mma's k pairs (2t, 2t+1) and (2t+8, 2t+9), the activation's fp16
+// words 2j and 2j+1 (no pairing permute). The activation is read with plain (not .nc) loads after the PDL wait.
+__device__ __forceinline__ void gemv_cvt_e4m3x4(unsigned w, unsigned& lo, unsigned& hi) {   // bytes (0, 1) -> lo, (2, 3) -> hi
+  asm("{\n .reg .b16 l, h;\n mov.b32 {l, h}, %2;\n cvt.rn.f16x2.e4m3x2 %0, l;\n cvt.rn.f16x2.e4m3x2 %1, h;\n}" : "=r"(lo), "=r"(hi) : "r"(w));
+}
+__device__ __forceinline__ void mma_f16(float (&c)[4], unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned b0, unsigned b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3]) : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+// The block's steps [b0, b0 + nst) of each token m < M: fp16 at xs[(m nst + step) 64 ..] (64 uint4 a step), the tiles'
+// inverse scales after the MT tokens' data at float [(m nst + step) 4 + tile]. A half-warp converts one tile.
+template <int MT>
+__device__ __forceinline__ void v22_stage_x(uint4* xs, const unsigned short* x, int M, int K, int b0, int nst) {
+  float* xinv = reinterpret_cast<float*>(xs + MT * nst * 64);
+  const int per = nst * 64, n = (M < MT ? M : MT) * per;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {      // n and blockDim are multiples of 32: whole warps take part
+    const int m = i / per, j = i - m * per;
+    uint4 v;
+    asm volatile("ld.global.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(x + (size_t)m * K + (size_t)b0 * 512 + 8 * j) : "memory");
+    unsigned a = __vmaxu2(__vmaxu2(v.x & 0x7FFF7FFFu, v.y & 0x7FFF7FFFu), __vmaxu2(v.z & 0x7FFF7FFFu, v.w & 0x7FFF7FFFu));
+    a = max(a & 0xFFFFu, a >> 16);
+#pragma unroll
+    for (int o = 8; o; o >>= 1) a = max(a, __shfl_xor_sync(0xffffffffu, a, o));   // the tile: 16 lanes
+    const int e = max((int)(a >> 7), 1), sh = min(141 - e, 126);                    // bf16 exponent of the tile's max
+    const float up = __int_as_float((127 + sh) << 23);
+    unsigned h[4];
+    const unsigned* w = &v.x;
+#pragma unroll
+    for (int q = 0; q < 4; ++q)
+      asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(h[q]) : "f"(__uint_as_float(w[q] & 0xFFFF0000u) * up), "f"(__uint_as_float(w[q] << 16) * up));
+    xs[i] = make_uint4(h[0], h[1], h[2], h[3]);
+    if ((j & 15) == 0) xinv[m * nst * 4 + (j >> 4)] = __int_as_float((127 - sh) << 23);
+  }
+  __syncthreads();
+}
+// One 512-byte step in fp16: v13_math's diagonal with the tiles' scales per token (tl, th: block scale x 2^-s).
+template <int RP, int MT>
+__device__ __forceinline__ void v22_math(float (&acc)[MT][RP][2], const uint4 (&w)[2 * RP], const uint4 (&xv)[MT][2],
+                                         const float (&tl)[MT], const float (&th)[MT], int g) {
+#pragma unroll
+  for (int p = 0; p < RP; ++p) {
+    unsigned lo[8], hi[8];
+    const unsigned* w0 = &w[2 * p].x; const unsigned* w1 = &w[2 * p + 1].x;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) { gemv_cvt_e4m3x4(w0[j], lo[2 * j], lo[2 * j + 1]); gemv_cvt_e4m3x4(w1[j], hi[2 * j], hi[2 * j + 1]); }
+#pragma unroll
+    for (int m = 0; m < MT; ++m) {
+      const unsigned* xs = &xv[m][0].x;
+      float c[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+      for (int j = 0; j < 4; ++j) mma_f16(c, lo[2 * j], hi[2 * j], lo[2 * j + 1], hi[2 * j + 1], xs[2 * j], xs[2 * j + 1]);
+      acc[m][p][0] = fmaf((g & 1) ? c[1] : c[0], tl[m], acc[m][p][0]);
+      acc[m][p][1] = fmaf((g & 1) ? c[3] : c[2], th[m], acc[m][p][1]);
+    }
+  }
+}
 template <int SR, int SK, int RP, int EPI, int MT, int D, bool EARLY, bool DRY, bool SP, bool XS = false, int CL = 0, bool ACQ = false,
-          bool XCH = false, int PF = 0, bool CPA = false, int LP = 0>
+          bool XCH = false, int PF = 0, bool CPA = false, int LP = 0, bool H16 = false>
 __device__ __forceinline__ void gemv_v13_body(const unsigned char* __restrict__ W, const float* __restrict__ scale,
                                               const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
                                               unsigned short* __restrict__ y, int N, int K, int M, int ldy,
@@ -1393,6 +1464,7 @@ __device__ __forceinline__ void gemv_v13_body(const unsigned char* __restrict__ 
   static_assert(CL == 0 || (CL >= 2 && !DRY), "a cluster of 2+ blocks, with the math");
   static_assert(!XCH || (EPI != 2 && CL == 0 && !DRY), "the exchange: one output per lane, no cluster, with the math");
   static_assert(!CPA || (!XS && !DRY && CL == 0 && PF == 0), "the cp.async ring: its own dynamic shared memory, with the math");
+  static_assert(!H16 || (!XS && !CPA && !DRY && CL == 0 && PF == 0), "the fp16 activation: its own dynamic shared memory, with the math");
   extern __shared__ uint4 xsm[];                           // XS: the block's activation; CPA: the weight ring
   __shared__ float red[SR][SK > 1 ? SK - 1 : 1][MT][RP][2];
   __shared__ unsigned last;
@@ -1457,12 +1529,14 @@ __device__ __forceinline__ void gemv_v13_body(const unsigned char* __restrict__ 
     for (int i = threadIdx.x; i < (b1 - b0) * 64; i += blockDim.x) xsm[i] = __ldg(xg + i);
     __syncthreads();
   }
+  const int nst = (KST * (blockIdx.y + 1) * SK) / nsl - b0;   // H16: steps staged per token
+  if (H16) v22_stage_x<MT>(xsm, x, M, K, b0, nst);
 #pragma unroll
   for (int d = 0; d < D - 1; ++d) {
     if (CPA) { if (!EARLY) { if (s0 + d < s1) { cpa_load(d, s0 + d); load_sc(d, s0 + d); } gemv_cp_commit(); } continue; }
     if (s0 + d < s1) {
       if (!EARLY) { v13_load_w<RP, MT, LP>(wv[d], W, row, K, 512 * (s0 + d) + lk); load_sc(d, s0 + d); }
-      if (!XS) v13_load_x<MT>(xv[d], x, M, K, 512 * (s0 + d) + lk);
+      if (!XS && !H16) v13_load_x<MT>(xv[d], x, M, K, 512 * (s0 + d) + lk);
     }
   }
   for (int s = s0; s < s1; s += D) {
@@ -1475,7 +1549,7 @@ __device__ __forceinline__ void gemv_v13_body(const unsigned char* __restrict__ 
           else v13_load_w<RP, MT, LP>(wv[(d + D - 1) % D], W, row, K, 512 * nxt + lk);
           load_sc((d + D - 1) % D, nxt);
           prefetch(nxt + PF, 1);
-          if (!XS && !CPA) v13_load_x<MT>(xv[(d + D - 1) % D], x, M, K, 512 * nxt + lk);
+          if (!XS && !CPA && !H16) v13_load_x<MT>(xv[(d + D - 1) % D], x, M, K, 512 * nxt + lk);
         }
         if (CPA) gemv_cp_commit();                         // step cur's group is now D - 1 groups back
         if (DRY) {
@@ -1483,8 +1557,8 @@ __device__ __forceinline__ void gemv_v13_body(const unsigned char* __restrict__ 
           for (int j = 0; j < 2 * RP; ++j) dry ^= wv[d][j].x ^ wv[d][j].y ^ wv[d][j].z ^ wv[d][j].w;
           if (!XS) dry ^= xv[d][0][0].x ^ xv[d][0][1].w;
         } else {
-          const float slo = (SP ? sl[d] : __ldg(sc_lo_p + 4 * cur)) * W_RESCALE_BITS;
-          const float shi = (SP ? (EPI == 2 ? sh[d] : sl[d]) : __ldg(sc_hi_p + 4 * cur)) * W_RESCALE_BITS;
+          const float slo_w = SP ? sl[d] : __ldg(sc_lo_p + 4 * cur), shi_w = SP ? (EPI == 2 ? sh[d] : sl[d]) : __ldg(sc_hi_p + 4 * cur);
+          const float slo = slo_w * W_RESCALE_BITS, shi = shi_w * W_RESCALE_BITS;
           if (CPA) {
             gemv_cp_wait<D - 1>();                         // this lane's copies of step cur have landed
             uint4 wc[2 * RP], xl[MT][2];
@@ -1492,6 +1566,19 @@ __device__ __forceinline__ void gemv_v13_body(const unsigned char* __restrict__ 
             for (int j = 0; j < 2 * RP; ++j) wc[j] = qe_lds128(ring0 + (d * 2 * RP + j) * 512);
             v13_load_x<MT>(xl, x, M, K, 512 * cur + lk);
             v13_math<RP, MT>(acc, wc, xl, slo, shi, g);
+          } else if (H16) {
+            uint4 xl[MT][2];
+            float tl[MT], th[MT];
+            const float* xinv = reinterpret_cast<const float*>(xsm + MT * nst * 64);
+#pragma unroll
+            for (int m = 0; m < MT; ++m) {
+              const int mm = m < M ? m : 0;
+              const uint4* xm = xsm + (mm * nst + cur - b0) * 64 + 8 * g + 2 * t;
+              xl[m][0] = xm[0]; xl[m][1] = xm[1];
+              const float xi = xinv[(mm * nst + cur - b0) * 4 + (g >> 1)];
+              tl[m] = slo_w * xi; th[m] = shi_w * xi;
+            }
+            v22_math<RP, MT>(acc, wv[d], xl, tl, th, g);
           } else if (XS) {
             uint4 xl[MT][2];
             xl[0][0] = xsm[(cur - b0) * 64 + 8 * g + 2 * t]; xl[0][1] = xsm[(cur - b0) * 64 + 8 * g + 2 * t + 1];
@@ -1692,6 +1779,15 @@ __global__ void __launch_bounds__(32 * SR * SK, MINB) gemv_fp8_v21(
     float* __restrict__ partial, unsigned* __restrict__ counters) {
   gemv_v13_body<SR, SK, RP, EPI, MT, D, EARLY, false, true, XS, 0, false, XCH, 0, false, LP>(W, scale, x, res, y, N, K, M, ldy, partial, counters);
 }
+// v22: v14 (XCH: v18's split end) with the fp16 path (H16): the weights converted by the hardware, the activation staged
+// as scaled fp16 tiles; dynamic shared memory MT nst (1 KB + 16 B) (v22_smem).
+template <int SR, int SK, int RP, int EPI, int MT, int D, bool EARLY, int MINB, bool XCH>
+__global__ void __launch_bounds__(32 * SR * SK, MINB) gemv_fp8_v22(
+    const unsigned char* __restrict__ W, const float* __restrict__ scale, const unsigned short* __restrict__ x,
+    const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
+    float* __restrict__ partial, unsigned* __restrict__ counters) {
+  gemv_v13_body<SR, SK, RP, EPI, MT, D, EARLY, false, true, false, 0, false, XCH, 0, false, 0, true>(W, scale, x, res, y, N, K, M, ldy, partial, counters);
+}
 
 // A plain stream over `n16` 16-byte words with the GEMV's PDL calls: the ceiling of a kernel of this size in a chain.
 template <int U>
@@ -1749,6 +1845,12 @@ GEMV20_INST(4, 1, 1, 1, 8, 2, true, 1, true)
 #ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 GEMV21_INST(4, 1, 2, 0, 1, 2, true, 1, true, false, 2) GEMV21_INST(4, 1, 2, 1, 1, 3, true, 1, true, true, 2)
 GEMV21_INST(4, 1, 1, 1, 8, 2, true, 1, false, true, 2)
+#endif
+#define GEMV22_INST(SR, SK, RP, EPI, MT, D, E, MB, XCH) template __global__ void gemv_fp8_v22<SR, SK, RP, EPI, MT, D, E, MB, XCH>( \
+    const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
+GEMV22_INST(4, 1, 2, 0, 1, 2, true, 1, false) GEMV22_INST(4, 1, 2, 1, 1, 3, true, 1, true) GEMV22_INST(4, 1, 2, 2, 1, 2, true, 1, false)
+GEMV22_INST(4, 1, 1, 1, 8, 2, true, 1, true) GEMV22_INST(4, 1, 1, 0, 8, 2, true, 1, false)
 template __global__ void gemv_stream_probe<8>(const uint4*, long long, unsigned*);
 template __global__ void gemv_stream_probe<16>(const uint4*, long long, unsigned*);
 #endif
