@@ -1397,7 +1397,7 @@ template <int N> __device__ __forceinline__ void gemv_cp_wait() { asm volatile("
 // largest (8 significant bits need fp16 exponents >= -17); smaller ones round to 2^-24 of the scaled unit, an error below
 // 2^-38 of the tile's largest element, far under the fp32 accumulation's. The lane's 16 bytes keep their natural order:
 // word j's bytes (4j, 4j+1) and (4j+2, 4j+3) are the mma's k pairs (2t, 2t+1) and (2t+8, 2t+9), the activation's fp16
-// words 2j and 2j+1 (no pairing permute). The activation is read with plain (not .nc) loads after the PDL wait.
+// words 2j and 2j+1 (no pairing permute). The activation is copied by cp.async (not a .nc load) after the PDL wait.
 __device__ __forceinline__ void gemv_cvt_e4m3x4(unsigned w, unsigned& lo, unsigned& hi) {   // bytes (0, 1) -> lo, (2, 3) -> hi
   asm("{\n .reg .b16 l, h;\n mov.b32 {l, h}, %2;\n cvt.rn.f16x2.e4m3x2 %0, l;\n cvt.rn.f16x2.e4m3x2 %1, h;\n}" : "=r"(lo), "=r"(hi) : "r"(w));
 }
@@ -1406,16 +1406,23 @@ __device__ __forceinline__ void mma_f16(float (&c)[4], unsigned a0, unsigned a1,
                : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3]) : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 // The block's steps [b0, b0 + nst) of each token m < M: fp16 at xs[(m nst + step) 64 ..] (64 uint4 a step), the tiles'
-// inverse scales after the MT tokens' data at float [(m nst + step) 4 + tile]. A half-warp converts one tile.
+// inverse scales after the MT tokens' data at float [(m nst + step) 4 + tile]. The bf16 bytes are first copied in by
+// cp.async (every copy in flight at once, no registers: one round trip, as v14's staging), then converted in place, a
+// half-warp per tile (each thread rewrites only the 16 bytes it read).
 template <int MT>
 __device__ __forceinline__ void v22_stage_x(uint4* xs, const unsigned short* x, int M, int K, int b0, int nst) {
   float* xinv = reinterpret_cast<float*>(xs + MT * nst * 64);
   const int per = nst * 64, n = (M < MT ? M : MT) * per;
+  const unsigned xs0 = qe_smem_u32(xs);
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    const int m = i / per, j = i - m * per;
+    gemv_cp16(xs0 + 16 * i, x + (size_t)m * K + (size_t)b0 * 512 + 8 * j);
+  }
+  gemv_cp_commit();
+  gemv_cp_wait<0>();
   for (int i = threadIdx.x; i < n; i += blockDim.x) {      // n and blockDim are multiples of 32: whole warps take part
     const int m = i / per, j = i - m * per;
-    uint4 v;
-    asm volatile("ld.global.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                 : "l"(x + (size_t)m * K + (size_t)b0 * 512 + 8 * j) : "memory");
+    const uint4 v = xs[i];                                 // this thread's own copy: landed after its wait_group
     unsigned a = __vmaxu2(__vmaxu2(v.x & 0x7FFF7FFFu, v.y & 0x7FFF7FFFu), __vmaxu2(v.z & 0x7FFF7FFFu, v.w & 0x7FFF7FFFu));
     a = max(a & 0xFFFFu, a >> 16);
 #pragma unroll
