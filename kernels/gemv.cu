@@ -1409,10 +1409,21 @@ __device__ __forceinline__ void mma_f16(float (&c)[4], unsigned a0, unsigned a1,
 // inverse scales after the MT tokens' data at float [(m nst + step) 4 + tile]. The bf16 bytes are first copied in by
 // cp.async (every copy in flight at once, no registers: one round trip, as v14's staging), then converted in place, a
 // half-warp per tile (each thread rewrites only the 16 bytes it read).
-template <int MT>
+// RAW (timing only, wrong sums): the bf16 bytes copied as v14's XS copies them and every tile scale 1: what v22's step
+// costs without the conversion (as if the kernel before had written the fp16 tiles).
+template <int MT, bool RAW = false>
 __device__ __forceinline__ void v22_stage_x(uint4* xs, const unsigned short* x, int M, int K, int b0, int nst) {
   float* xinv = reinterpret_cast<float*>(xs + MT * nst * 64);
   const int per = nst * 64, n = (M < MT ? M : MT) * per;
+  if (RAW) {
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+      const int m = i / per, j = i - m * per;
+      xs[i] = __ldg(reinterpret_cast<const uint4*>(x + (size_t)m * K + (size_t)b0 * 512) + j);
+      if ((j & 15) == 0) xinv[m * nst * 4 + (j >> 4)] = 1.f;
+    }
+    __syncthreads();
+    return;
+  }
   const unsigned xs0 = qe_smem_u32(xs);
   for (int i = threadIdx.x; i < n; i += blockDim.x) {
     const int m = i / per, j = i - m * per;
@@ -1461,7 +1472,7 @@ __device__ __forceinline__ void v22_math(float (&acc)[MT][RP][2], const uint4 (&
   }
 }
 template <int SR, int SK, int RP, int EPI, int MT, int D, bool EARLY, bool DRY, bool SP, bool XS = false, int CL = 0, bool ACQ = false,
-          bool XCH = false, int PF = 0, bool CPA = false, int LP = 0, bool H16 = false>
+          bool XCH = false, int PF = 0, bool CPA = false, int LP = 0, bool H16 = false, bool RAW = false>
 __device__ __forceinline__ void gemv_v13_body(const unsigned char* __restrict__ W, const float* __restrict__ scale,
                                               const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
                                               unsigned short* __restrict__ y, int N, int K, int M, int ldy,
@@ -1537,7 +1548,7 @@ __device__ __forceinline__ void gemv_v13_body(const unsigned char* __restrict__ 
     __syncthreads();
   }
   const int nst = (KST * (blockIdx.y + 1) * SK) / nsl - b0;   // H16: steps staged per token
-  if (H16) v22_stage_x<MT>(xsm, x, M, K, b0, nst);
+  if (H16) v22_stage_x<MT, RAW>(xsm, x, M, K, b0, nst);
 #pragma unroll
   for (int d = 0; d < D - 1; ++d) {
     if (CPA) { if (!EARLY) { if (s0 + d < s1) { cpa_load(d, s0 + d); load_sc(d, s0 + d); } gemv_cp_commit(); } continue; }
@@ -1788,12 +1799,12 @@ __global__ void __launch_bounds__(32 * SR * SK, MINB) gemv_fp8_v21(
 }
 // v22: v14 (XCH: v18's split end) with the fp16 path (H16): the weights converted by the hardware, the activation staged
 // as scaled fp16 tiles; dynamic shared memory MT nst (1 KB + 16 B) (v22_smem).
-template <int SR, int SK, int RP, int EPI, int MT, int D, bool EARLY, int MINB, bool XCH>
+template <int SR, int SK, int RP, int EPI, int MT, int D, bool EARLY, int MINB, bool XCH, bool RAW = false>
 __global__ void __launch_bounds__(32 * SR * SK, MINB) gemv_fp8_v22(
     const unsigned char* __restrict__ W, const float* __restrict__ scale, const unsigned short* __restrict__ x,
     const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
     float* __restrict__ partial, unsigned* __restrict__ counters) {
-  gemv_v13_body<SR, SK, RP, EPI, MT, D, EARLY, false, true, false, 0, false, XCH, 0, false, 0, true>(W, scale, x, res, y, N, K, M, ldy, partial, counters);
+  gemv_v13_body<SR, SK, RP, EPI, MT, D, EARLY, false, true, false, 0, false, XCH, 0, false, 0, true, RAW>(W, scale, x, res, y, N, K, M, ldy, partial, counters);
 }
 
 // A plain stream over `n16` 16-byte words with the GEMV's PDL calls: the ceiling of a kernel of this size in a chain.
@@ -1858,6 +1869,8 @@ GEMV21_INST(4, 1, 1, 1, 8, 2, true, 1, false, true, 2)
 #ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 GEMV22_INST(4, 1, 2, 0, 1, 2, true, 1, false) GEMV22_INST(4, 1, 2, 1, 1, 3, true, 1, true) GEMV22_INST(4, 1, 2, 2, 1, 2, true, 1, false)
 GEMV22_INST(4, 1, 1, 1, 8, 2, true, 1, true) GEMV22_INST(4, 1, 1, 0, 8, 2, true, 1, false)
+template __global__ void gemv_fp8_v22<4, 1, 2, 0, 1, 2, true, 7, false, true>(
+    const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 template __global__ void gemv_stream_probe<8>(const uint4*, long long, unsigned*);
 template __global__ void gemv_stream_probe<16>(const uint4*, long long, unsigned*);
 #endif
