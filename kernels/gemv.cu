@@ -67,11 +67,14 @@
 //      weight loads (LP 1: L2::128B, 2: L2::256B). Bit-identical (10/10). 128B ties the engine everywhere (a no-op for
 //      512-byte requests, as far as time shows); 256B is 1-3 % slower on every shape, in the token and in the step
 //      (gemv_v21_h200.json). Lost.
-//   v22 gemv_fp8_v22<SR, SK, RP, EPI, MT, D, EARLY, MINB, XCH>: v14 (XCH: v18) with half the instructions a step: the
+//   v22 gemv_fp8_v22<SR, SK, RP, EPI, MT, D, EARLY, MINB, XCH, RAW>: v14 (XCH: v18) with fewer instructions a step: the
 //      weights widened to fp16 by the hardware conversion (cvt.rn.f16x2.e4m3x2, one instruction a register; v14's bit
 //      widening to bf16 takes 3.5) and the mma in fp16; so the activation is staged in shared memory as fp16, each
 //      128-element tile of each token scaled by a power of two (exact; see H16 below), the tile's inverse folded into the
-//      block scale. Not bit-identical to v14 (other roundings inside the mma); the same check against float64.
+//      block scale. Not bit-identical to v14 (other roundings inside the mma); the same check against float64. Lost: the
+//      token 7.62 ms against 7.21, the step 8.69 against 8.03 at 1K (gemv_v22_h200.json); without the conversion (RAW,
+//      timing only) it ties v14 on the large shapes and gains 1.6-5 % elsewhere (gemv_v22_raw_h200.json): the per-block
+//      conversion costs 1-9 us a launch, and the instructions saved buy little.
 //   lm_head_bf16_v2<S>: the same structure for the bf16 vocabulary projection over a row set, with argmax.
 //   lm_head_bf16_v3<SR, RP, MT, D>: the head with v13's whole-row streams (bf16 pairs permuted, no widening), a D-step
 //      ring; the same per-block argmax partials. 667 us alone vs v2's 687, 0.01 ms slower in the step (head_v3_h200.json).
