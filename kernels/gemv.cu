@@ -1838,6 +1838,7 @@ GEMV13_INST(4, 1, 2, 0, 1, 3, true, false, 1) GEMV13_INST(4, 1, 1, 1, 8, 2, true
 GEMV14_INST(4, 1, 2, 0, 1, 3, true, false, 1, false) GEMV14_INST(4, 1, 1, 1, 8, 2, true, false, 1, false) GEMV14_INST(4, 1, 2, 2, 1, 3, true, false, 1, true)
 GEMV14_INST(4, 1, 2, 0, 1, 3, true, false, 1, true) GEMV14_INST(4, 1, 1, 1, 1, 3, true, false, 1, true)
 GEMV14_INST(4, 1, 2, 0, 1, 2, true, false, 1, true) GEMV14_INST(4, 1, 2, 1, 1, 3, true, false, 1, true) GEMV14_INST(4, 1, 2, 2, 1, 2, true, false, 1, true)
+GEMV14_INST(2, 1, 4, 2, 1, 2, true, false, 1, false) GEMV14_INST(2, 1, 1, 2, 8, 2, true, false, 1, false)
 #endif
 #define GEMV16_INST(SR, SK, RP, EPI, MT, D, E, MB, XS) template __global__ void gemv_fp8_v16<SR, SK, RP, EPI, MT, D, E, MB, XS>( \
     const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);

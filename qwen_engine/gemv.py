@@ -57,7 +57,8 @@ ENGINE_KERNELS = tuple(f"gemv_fp8_v11<{s}, {rg}, {e}>" for s, rg, e in ((1, 1, 0
                  + ("gemv_fp8_v11b<2, 1, 1, 6>", "gemv_fp8_v11b<2, 1, 0, 6>", "gemv_fp8_v11b<4, 2, 2, 3>",
                     "gemv_fp8_v12<4, 2, 2, 3>", "gemv_fp8_v12<4, 1, 1, 1>") \
                  + ("gemv_fp8_v14<4, 1, 2, 0, 1, 2, true, false, 1, true>", "gemv_fp8_v14<4, 1, 2, 0, 1, 3, true, false, 1, false>",
-                    "gemv_fp8_v14<4, 1, 2, 1, 1, 3, true, false, 1, true>", "gemv_fp8_v14<4, 1, 2, 2, 1, 2, true, false, 1, true>") \
+                    "gemv_fp8_v14<4, 1, 2, 1, 1, 3, true, false, 1, true>", "gemv_fp8_v14<4, 1, 2, 2, 1, 2, true, false, 1, true>",
+                    "gemv_fp8_v14<2, 1, 4, 2, 1, 2, true, false, 1, false>") \
                  + ("gemv_fp8_v16<4, 1, 2, 1, 1, 3, true, 1, true>", "gemv_fp8_v18<4, 1, 2, 1, 1, 3, true, 1, true>") \
                  + ("lm_head_bf16_v4<8, 1, 1, 3, 8>", "lm_head_bf16_v4<8, 1, 8, 2, 8>")
 # v3, the engine's GEMV until v11 (kept, with its numbers), compiled the same way when it is asked for.
@@ -470,20 +471,27 @@ V12_MINB = {(5120, 6144, 1): 6, (34816, 5120, 2): 3}
 # Then v18 (the split of 2 met by one atomic exchange per output, the sum inside the atomic): bit-identical to v14, faster
 # than v16 alone in both interleaved repeats (out_proj 10.13 / 10.15 us vs 10.39 / 10.36; down 24.31 / 24.34 vs 24.58 /
 # 24.58) and in the token (7.226 / 7.211 ms vs the v16 plan's 7.287 / 7.255; results/gemv_v18_h200.json). The engine's now.
+# gate|up since gateup_step_h200.json: v14 with 2 warps of 4 row pairs (4 gate and 4 up rows), a 2-step ring and the
+# activation read from L1 rather than staged (2, 1, 4, 2, XS 0); bit-identical to the plan before, (4, 1, 2, 2, XS 1).
+# Alone it wins by about a percent (gemv_v14e_h200.json: 44.17 / 44.11 us against 44.52 / 44.98); one token's GEMVs
+# 7.099 / 7.083 ms against 7.228 / 7.222, the decode step 7.999 ms at 1K against 8.028 (three repeats each way, every
+# repeat faster; 8.342 against 8.390 at 32K), greedy tokens equal.
 ENGINE_MARGIN = 0.01
 ENGINE_CHOICE = {(14336, 5120, 0): (14, 4, 1, 1), (16384, 5120, 0): (14, 4, 1, 1), (5120, 6144, 1): (18, 4, 1, 2),
-                 (34816, 5120, 2): (14, 4, 2, 1), (5120, 17408, 1): (18, 4, 1, 2), "lm_head": (8, 1, 3, 8)}
+                 (34816, 5120, 2): (14, 2, 2, 1), (5120, 17408, 1): (18, 4, 1, 2), "lm_head": (8, 1, 3, 8)}
 # The head: lm_head_bf16_v4 (8 warps of 2 rows, a 3-step ring, 8 row groups a warp) since head_v4_h200.json: 655 / 658 us
 # alone against v2<8>'s 686 / 685, and the decode step 0.02-0.03 ms faster a token at 1K and 32K in both repeats (greedy
 # tokens equal). v2 (S = 8) before.
 ENGINE_V14 = {(14336, 5120, 0): (1, 2, 2, True, True), (16384, 5120, 0): (1, 2, 3, True, False), (5120, 6144, 1): (1, 2, 3, True, True),
-              (34816, 5120, 2): (1, 2, 2, True, True), (5120, 17408, 1): (1, 2, 3, True, True)}
+              (34816, 5120, 2): (1, 4, 2, True, False), (5120, 17408, 1): (1, 2, 3, True, True)}
 ENGINE_MINB = {}           # v14's chosen configurations ask for no minimum of resident blocks
 # v19's sweep: each shape's engine configuration (SR, SK, RP, D, EARLY, MINB, KS, XS) at every PF of V19_PF; its builds:
 # the shape's epilogue and the plain projection (check_gemv's), M = 1 and the M = 8 build. The prefetch costs registers
 # (nvcc -Xptxas -v, M = 1: q|gate|k|v 72 -> 77, gate|up 80 -> 85, qkv|z 117 -> 119, the split shapes 91 -> 93), which on
 # q|gate|k|v and gate|up is one block an SM fewer (7 -> 6, 6 -> 5): those two are also built with MINB holding v14's count.
-_v19_cfg = lambda k, mb=1: (ENGINE_CHOICE[k][1], *ENGINE_V14[k][:3], ENGINE_V14[k][3], mb, ENGINE_CHOICE[k][3], ENGINE_V14[k][4])
+# (v19 and v21 were swept from the engine's configurations of their day: gate|up's was (4 warps, 2 pairs, 2 steps, XS).)
+_PLAN_V19 = {**{k: (ENGINE_CHOICE[k][1], *ENGINE_V14[k]) for k in ENGINE_V14}, (34816, 5120, 2): (4, 1, 2, 2, True, True)}
+_v19_cfg = lambda k, mb=1: (_PLAN_V19[k][0], *_PLAN_V19[k][1:4], _PLAN_V19[k][4], mb, ENGINE_CHOICE[k][3], _PLAN_V19[k][5])
 V19_SWEEP = {k: (_v19_cfg(k),) + ((_v19_cfg(k, {14336: 7, 34816: 6}[k[0]]),) if k[0] in (14336, 34816) else ()) for k in ENGINE_V14}
 # v20's sweep (SR, SK, RP, D, EARLY, MINB, KS, XS = 0): the shared-memory ring at 3 and 4 steps (4 steps of one pair), on
 # each shape's split; 8-warp blocks at 3 steps on the large shapes. Ring per block: 24 KB (D 3), 32 KB (D 4), 16 KB (one
