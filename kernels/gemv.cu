@@ -46,7 +46,9 @@
 //      math) 93 81 91 95 94; a plain stream of each shape's size (the ceiling): 90 92 83 96 93. M tokens cost M mmas.
 //   v14 gemv_fp8_v14<SR, SK, RP, EPI, MT, D, EARLY, DRY, MINB, XS>: v13 with each step's scales in the ring (v13 waited on
 //      an L2 round trip for them at every step) and, XS, the activation staged in shared memory. (gemv_v14_h200.json,
-//      with PDL) 85 84 62 88 78: THE ENGINE'S on all five shapes (one token's GEMVs 7.54 -> 7.21 ms in the same run).
+//      with PDL) 85 84 62 88 78: THE ENGINE'S on all five shapes (one token's GEMVs 7.54 -> 7.21 ms in the same run);
+//      gate|up since at (2 warps, 4 row pairs, 2 steps, no staged activation): the step 0.03 ms and the token of GEMVs
+//      0.13 ms faster, bit-identical (gemv_v14d_h200.json, gemv_v14e_h200.json, gateup_step_h200.json).
 //   v15 gemv_fp8_v15<SR, SK, RP, EPI, MT, D, EARLY, MINB, XS, CL>: v14 with the K split's CL blocks one thread-block
 //      cluster: the partial sums meet in rank 0's shared memory after a cluster barrier, not through global memory, a
 //      fence and a counter (the split's end was a chain of three global round trips). Same sums in the same order.
@@ -80,7 +82,8 @@
 //      ring; the same per-block argmax partials. 667 us alone vs v2's 687, 0.01 ms slower in the step (head_v3_h200.json).
 //   lm_head_bf16_v4<SR, RP, MT, D, NR>: v3 with NR row groups a warp (row ids read once; one ring through the groups).
 //      (8, 1, 3, 8): 655 / 658 us vs v2<8>'s 686 / 685, the step 0.02-0.03 ms faster: THE ENGINE'S head (head_v4_h200.json).
-//      594 / 597 us (94 %) with the timing method's 50 ms warm-up (gemv_standing_h200.json, commit 8ef2faf).
+//      594 / 597 us (94 %) with the timing method's 50 ms warm-up (gemv_standing_h200.json at commit 8ef2faf); 592 us
+//      (92 % of a machine that read 4.66 TB/s) in the standing record at 106f549.
 // Weights are read as stored in the checkpoint: row-major [N, K], e4m3, scale_inv [N/128, K/128] (fp32 here).
 #include "common.cu"                                    // qe_grid_wait / qe_grid_launch_dependents (PDL)
 
