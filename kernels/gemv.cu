@@ -84,6 +84,11 @@
 //      (8, 1, 3, 8): 655 / 658 us vs v2<8>'s 686 / 685, the step 0.02-0.03 ms faster: THE ENGINE'S head (head_v4_h200.json).
 //      594 / 597 us (94 %) with the timing method's 50 ms warm-up (gemv_standing_h200.json at commit 8ef2faf); 592 us
 //      (92 % of a machine that read 4.66 TB/s) in the standing record at 106f549.
+//   lm_head_bf16_v5<SR, U, MT, RG>: the head as a plain stream with the math on the CUDA cores: lane l reads 16 bytes
+//      at 16 l + 512 j of a row (one warp load = 512 contiguous bytes), a U-chunk register ring running through the
+//      warp's rows without draining; 8 fp32 FMAs a chunk against the activation in shared memory; a warp takes groups
+//      of RG rows strided over all warps of the grid (one resident wave); a row's sum is the lane's chain then a
+//      butterfly. Other sums than v4's (the same check against float64).
 // Weights are read as stored in the checkpoint: row-major [N, K], e4m3, scale_inv [N/128, K/128] (fp32 here).
 #include "common.cu"                                    // qe_grid_wait / qe_grid_launch_dependents (PDL)
 
@@ -2160,6 +2165,106 @@ __global__ void __launch_bounds__(32 * SR) lm_head_bf16_v4(const unsigned short*
   }
 }
 
+// ---- lm_head v5: the head as a stream, the math on the CUDA cores ---------------------------------------------------
+// v4 sits at 92-94 % of the bandwidth where a plain 16-byte stream of the same 2.54 GB reads 99-100 % (gemv_standing_
+// h200.json): a long kernel, so its ramp and tail do not explain the gap. v5 is the stream itself with the dot products
+// added: lane l of a warp reads chunk j of a row, bytes 16 l + 512 j .. + 15 (8 bf16 weights, columns 8 l + 256 j ..),
+// so a warp's load covers 512 contiguous bytes, and multiplies them into its fp32 sum (8 FMAs, in column order) with
+// the activation staged once per block in shared memory. A warp's chunks form one sequence over its rows (K / 256 a
+// row), a U-chunk register ring ahead of the math, never drained between rows. Rows come in groups of RG, group g of
+// the row set to warp g mod (all warps of the grid), so the grid is one resident wave and the warps' shares differ by
+// at most one group. At a row's last chunk the 32 lane sums are added by a butterfly (every lane gets the same total),
+// rounded to bf16 (the oracle's logits), written if asked, and folded into the warp's best (lowest id on ties). Per
+// token the operations do not depend on M (MT = 8 builds run the same chain per token): rows of an M = 8 call equal
+// M = 1 calls.
+template <int SR, int U, int MT, int RG>
+__global__ void __launch_bounds__(32 * SR) lm_head_bf16_v5(const unsigned short* __restrict__ W, const int* __restrict__ rowset,
+                                                            int nrows, const unsigned short* __restrict__ x, int K, int M,
+                                                            unsigned short* __restrict__ logits, int ldl, float* __restrict__ part_val,
+                                                            int* __restrict__ part_idx) {
+  static_assert(U >= 2 && MT >= 1 && MT <= 8 && RG >= 1, "a ring of 2+ chunks");
+  extern __shared__ uint4 hx[];                                // MT tokens' activation, bf16, K / 8 uint4 each
+  __shared__ float bv[SR][MT]; __shared__ int bi[SR][MT];
+  qe_grid_wait();                                              // PDL: x comes from the kernel before
+  qe_grid_launch_dependents();
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int K8 = K >> 3, KC = K >> 8, Mn = M < MT ? M : MT;
+  for (int i = threadIdx.x; i < Mn * K8; i += blockDim.x) hx[i] = __ldg(reinterpret_cast<const uint4*>(x) + i);
+  __syncthreads();
+  const int WA = gridDim.x * SR, wg = blockIdx.x * SR + warp;
+  const int ngroups = (nrows + RG - 1) / RG;
+  const int nmine = wg < ngroups ? ((ngroups - 1 - wg) / WA + 1) * RG : 0;      // this warp's rows (the last group may overhang)
+  const int T = nmine * KC;
+  auto row_of = [&](int q) { return (wg + (q / RG) * WA) * RG + q % RG; };      // the warp's q-th row: a row-set index
+  // the load side: chunk lu of row lq (pointer lp), the compute side: chunk cj of row cq
+  int lq = 0, lj = 0;
+  const uint4* lp = reinterpret_cast<const uint4*>(W + (size_t)__ldg(rowset + min(row_of(0), nrows - 1)) * K) + lane;
+  auto next_load = [&](uint4& slot) {
+    slot = ld_stream(lp + 32 * lj);
+    if (++lj == KC) {
+      lj = 0; ++lq;
+      if (lq < nmine) lp = reinterpret_cast<const uint4*>(W + (size_t)__ldg(rowset + min(row_of(lq), nrows - 1)) * K) + lane;
+    }
+  };
+  float acc[MT], best[MT]; int bid[MT];
+#pragma unroll
+  for (int m = 0; m < MT; ++m) { acc[m] = 0.f; best[m] = NEG_INF; bid[m] = 0x7fffffff; }
+  uint4 ring[U];
+#pragma unroll
+  for (int d = 0; d < U - 1; ++d) if (d < T) next_load(ring[d]);
+  int cq = 0, cj = 0;
+  for (int s = 0; s < T; s += U) {
+#pragma unroll
+    for (int d = 0; d < U; ++d) {
+      if (s + d < T) {
+        if (s + d + U - 1 < T) next_load(ring[(d + U - 1) % U]);
+        const unsigned* w = &ring[d].x;
+#pragma unroll
+        for (int m = 0; m < MT; ++m) {
+          const uint4 xv = hx[(m < Mn ? m : 0) * K8 + 32 * cj + lane];
+          const unsigned* xs = &xv.x;
+          float a = acc[m];
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            a = fmaf(__uint_as_float(w[e] << 16), __uint_as_float(xs[e] << 16), a);
+            a = fmaf(__uint_as_float(w[e] & 0xffff0000u), __uint_as_float(xs[e] & 0xffff0000u), a);
+          }
+          acc[m] = a;
+        }
+        if (++cj == KC) {                                      // row cq done
+          const int ii = row_of(cq);
+          const int r = __ldg(rowset + min(ii, nrows - 1));
+#pragma unroll
+          for (int m = 0; m < MT; ++m) {
+            float tot = acc[m];
+#pragma unroll
+            for (int o = 16; o; o >>= 1) tot += __shfl_xor_sync(0xffffffffu, tot, o);
+            acc[m] = 0.f;
+            const unsigned short hb = f32_to_bf16(tot);
+            const float v = bf16_to_f32(hb);
+            if (m < M && ii < nrows) {
+              if (logits && lane == m) logits[(size_t)m * ldl + ii] = hb;
+              if (v > best[m] || (v == best[m] && r < bid[m])) { best[m] = v; bid[m] = r; }
+            }
+          }
+          cj = 0; ++cq;
+        }
+      }
+    }
+  }
+  if (lane == 0)
+#pragma unroll
+    for (int m = 0; m < MT; ++m) { bv[warp][m] = best[m]; bi[warp][m] = bid[m]; }
+  __syncthreads();
+  if (threadIdx.x < MT && (int)threadIdx.x < M) {
+    const int m = threadIdx.x;
+    float b = NEG_INF; int id = 0x7fffffff;
+    for (int w = 0; w < SR; ++w)
+      if (bv[w][m] > b || (bv[w][m] == b && bi[w][m] < id)) { b = bv[w][m]; id = bi[w][m]; }
+    part_val[(size_t)m * gridDim.x + blockIdx.x] = b; part_idx[(size_t)m * gridDim.x + blockIdx.x] = id;
+  }
+}
+
 // Final argmax over the per-block partials, in a fixed order; one block per token.
 extern "C" __global__ void argmax_partials(const float* __restrict__ part_val, const int* __restrict__ part_idx, int nparts,
                                            int* __restrict__ out) {
@@ -2225,4 +2330,6 @@ template __global__ void lm_head_bf16_v3<8, 1, 1, 3>(const unsigned short*, cons
 template __global__ void lm_head_bf16_v3<4, 2, 8, 2>(const unsigned short*, const int*, int, const unsigned short*, int, int, unsigned short*, int, float*, int*);
 template __global__ void lm_head_bf16_v4<8, 1, 1, 3, 8>(const unsigned short*, const int*, int, const unsigned short*, int, int, unsigned short*, int, float*, int*);
 template __global__ void lm_head_bf16_v4<8, 1, 8, 2, 8>(const unsigned short*, const int*, int, const unsigned short*, int, int, unsigned short*, int, float*, int*);
+template __global__ void lm_head_bf16_v5<8, 16, 1, 2>(const unsigned short*, const int*, int, const unsigned short*, int, int, unsigned short*, int, float*, int*);
+template __global__ void lm_head_bf16_v5<8, 16, 8, 2>(const unsigned short*, const int*, int, const unsigned short*, int, int, unsigned short*, int, float*, int*);
 #endif

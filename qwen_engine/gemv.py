@@ -7,16 +7,16 @@ __all__ = ['BLOCK', 'ENGINE_KERNELS', 'V3_KERNELS', 'V8_SWEEP', 'V8_KERNELS', 'V
            'V10_AWKWARD', 'V10_KERNELS', 'V11_SWEEP', 'V11_KERNELS', 'V12_SWEEP', 'V12_KERNELS', 'V13_SWEEP', 'V13_DRY',
            'V13_MULTI', 'V13_KERNELS', 'V14_SWEEP', 'V14_KERNELS', 'V14B_SWEEP', 'V15_SWEEP', 'V15_KERNELS',
            'V16_SWEEP', 'V16_KERNELS', 'V18_SWEEP', 'V18_KERNELS', 'V19_PF', 'HEAD_V3_SWEEP', 'HEAD_V3_KERNELS',
-           'HEAD_V4_SWEEP', 'HEAD_V4_KERNELS', 'MODEL_SHAPES', 'AWKWARD', 'V12_MARGIN', 'V12_PLAN', 'V12_MINB',
-           'ENGINE_MARGIN', 'ENGINE_CHOICE', 'ENGINE_V14', 'ENGINE_MINB', 'V19_SWEEP', 'V20_SWEEP', 'V20_KERNELS',
-           'V21_LP', 'V21_SWEEP', 'V21_KERNELS', 'V22_SWEEP', 'V22_KERNELS', 'V19_KERNELS', 'quantize_fp8',
-           'dequantize_fp8', 'gemv_reference', 'gemv_scratch', 'v4_plan', 'v4_scratch', 'v8_plan', 'v8_smem',
-           'v8_scratch', 'v13_grid', 'v13_scratch', 'v20_smem', 'v14_smem', 'v22_smem', 'stream_probe', 'gemv',
-           'lm_head_scratch', 'lm_head', 'engine_plan', 'engine_scratch', 'engine_kwargs', 'engine_gemv',
-           'engine_choice', 'synth_fp8', 'torch_epilogue', 'check_gemv', 'check_ok', 'check_multirow_identity',
-           'bytes_of', 'time_engine', 'time_gemv', 'time_scaled_mm', 'check_lm_head', 'bandwidth_now', 'sweep',
-           'M_PAD_BYTES', 'best_choice', 'token_graph', 'time_lm_head', 'run_all', 'bench_register', 'checks_table',
-           'best_by_variant', 'speed_table', 'speed_plot']
+           'HEAD_V4_SWEEP', 'HEAD_V4_KERNELS', 'HEAD_V5_SWEEP', 'HEAD_V5_KERNELS', 'MODEL_SHAPES', 'AWKWARD',
+           'V12_MARGIN', 'V12_PLAN', 'V12_MINB', 'ENGINE_MARGIN', 'ENGINE_CHOICE', 'ENGINE_V14', 'ENGINE_MINB',
+           'V19_SWEEP', 'V20_SWEEP', 'V20_KERNELS', 'V21_LP', 'V21_SWEEP', 'V21_KERNELS', 'V22_SWEEP', 'V22_KERNELS',
+           'V19_KERNELS', 'quantize_fp8', 'dequantize_fp8', 'gemv_reference', 'gemv_scratch', 'v4_plan', 'v4_scratch',
+           'v8_plan', 'v8_smem', 'v8_scratch', 'v13_grid', 'v13_scratch', 'v20_smem', 'v14_smem', 'v22_smem',
+           'stream_probe', 'gemv', 'lm_head_scratch', 'lm_head', 'engine_plan', 'engine_scratch', 'engine_kwargs',
+           'engine_gemv', 'engine_choice', 'synth_fp8', 'torch_epilogue', 'check_gemv', 'check_ok',
+           'check_multirow_identity', 'bytes_of', 'time_engine', 'time_gemv', 'time_scaled_mm', 'check_lm_head',
+           'bandwidth_now', 'sweep', 'M_PAD_BYTES', 'best_choice', 'token_graph', 'time_lm_head', 'run_all',
+           'bench_register', 'checks_table', 'best_by_variant', 'speed_table', 'speed_plot']
 
 # %% ../nbs/06_gemv.ipynb #9b77fff9
 import functools, math, time
@@ -404,29 +404,45 @@ HEAD_V3_SWEEP = ((8, 1, 3), (8, 1, 4), (4, 2, 2), (4, 2, 3))     # lm_head_bf16_
 HEAD_V3_KERNELS = tuple(f"lm_head_bf16_v3<{sr}, {rp}, {mt}, {d if mt == 1 else 2}>" for sr, rp, d in HEAD_V3_SWEEP for mt in (1, 8))
 HEAD_V4_SWEEP = ((8, 1, 3, 4), (8, 1, 3, 8), (8, 1, 4, 8), (4, 2, 2, 4), (4, 2, 3, 8))   # lm_head_bf16_v4's (SR, RP, D, NR)
 HEAD_V4_KERNELS = tuple(f"lm_head_bf16_v4<{sr}, {rp}, {mt}, {d if mt == 1 else 2}, {nr}>" for sr, rp, d, nr in HEAD_V4_SWEEP for mt in (1, 8))
+# lm_head_bf16_v5's (5, SR, U, RG, BPS): warps a block, ring chunks, rows a group, blocks an SM (the grid: one wave)
+HEAD_V5_SWEEP = ((5, 8, 16, 2, 2), (5, 8, 8, 2, 3), (5, 4, 16, 4, 4), (5, 8, 12, 2, 2), (5, 16, 8, 1, 1), (5, 4, 24, 4, 3))
+HEAD_V5_KERNELS = tuple(dict.fromkeys(f"lm_head_bf16_v5<{sr}, {u}, {mt}, {rg}>" for _, sr, u, rg, _ in HEAD_V5_SWEEP for mt in (1, 8)))
 
 def lm_head(W, x, rowset=None, S: int = 4, logits=False, scratch=None, pdl: bool = False, v3=None):
     """Argmax (lowest id on ties) of the bf16 logits x[M, K] @ W[rowset]^T; the logits are written only if asked
     (`logits=True` allocates them, or pass a bf16 [M, len(rowset)] buffer). `scratch` from `lm_head_scratch` makes the
     call allocation-free (graph capture). Returns (ids [M] int32, logits or None). `v3` = (SR, RP, D), or S given as that
     tuple (so ENGINE_CHOICE["lm_head"] can name either): lm_head_bf16_v3 (whole-row streams; M > 1 runs its 8-token build
-    with a 2-step ring) instead of lm_head_bf16_v2<S>; (SR, RP, D, NR): lm_head_bf16_v4 (NR row groups a warp)."""
+    with a 2-step ring) instead of lm_head_bf16_v2<S>; (SR, RP, D, NR): lm_head_bf16_v4 (NR row groups a warp); (5, SR, U, RG,
+    BPS): lm_head_bf16_v5 (a stream with the math on the CUDA cores; BPS blocks an SM, one wave)."""
     import numpy as np
-    if isinstance(S, tuple):      # a v3 / v4 choice as S (the engine's): v2<8> where K holds no whole 512-wide steps (the tiny model)
-        v3, S = (S, 4) if W.shape[1] % 512 == 0 else (None, 8)
+    if isinstance(S, tuple):      # a v3 / v4 / v5 choice as S (the engine's): v2<8> where K holds no whole 512-wide steps (the tiny model)
+        # (an explicit `v3` wins: until 2026-11-30 it lost to a tuple S here, so explore_head_warm.py timed the engine's head
+        # for every configuration it named; head_warm_h200.json is void)
+        v3, S = (v3 if v3 is not None else S, 4) if W.shape[1] % 512 == 0 else (None, 8)
     V, K = W.shape
     M = x.shape[0]
     assert W.dtype == torch.bfloat16 and W.is_contiguous() and x.dtype == torch.bfloat16 and x.shape[1] == K and 1 <= M <= 8 and K % 64 == 0
     if rowset is None: rowset = torch.arange(V, dtype=torch.int32, device=W.device)
     assert rowset.dtype == torch.int32 and rowset.is_cuda
-    NR = v3[3] if v3 is not None and len(v3) > 3 else 1         # v4: 16 NR rows a block (fewer partials than v2's scratch holds)
+    NR = v3[3] if v3 is not None and len(v3) == 4 else 1        # v4: 16 NR rows a block (fewer partials than v2's scratch holds)
     n = rowset.numel(); nb = -(-n // (16 * NR))
+    V5 = v3 is not None and len(v3) == 5 and v3[0] == 5         # v5: (5, SR, U, RG, BPS), one resident wave of BPS blocks an SM
+    if V5: nb = max(1, min(_sms() * v3[4], -(-(-(-n // v3[3])) // v3[1])))
     pv, pi, ids = scratch if scratch is not None else lm_head_scratch(n, M, W.device)
     assert pv.numel() >= M * nb and pi.numel() >= M * nb and ids.numel() >= M, "lm_head scratch too small"
     lg = (torch.empty(M, n, dtype=torch.bfloat16, device=W.device) if logits is True else logits) if logits is not False else None
     if lg is not None: assert lg.dtype == torch.bfloat16 and lg.shape == (M, n) and lg.is_contiguous()
     args = (W, rowset, np.int32(n), x, np.int32(K), np.int32(M), lg if lg is not None else np.uint64(0), np.int32(n), pv, pi)
-    if v3 is not None:
+    if V5:
+        _, SR, U, RG, _ = v3
+        if SR * RG < 16 or K % 256: raise ValueError(f"lm_head v5: at least 16 rows a block's round (SR RG = {SR * RG}) and K a multiple of 256 (K = {K})")
+        name = f"lm_head_bf16_v5<{SR}, {U}, {1 if M == 1 else 8}, {RG}>"
+        k = _engine_kernel(name) if name in ENGINE_KERNELS else get_kernel("gemv", name, together=HEAD_V5_KERNELS if name in HEAD_V5_KERNELS else ())
+        smem = (1 if M == 1 else 8) * K * 2
+        if smem > 40 * 1024 and k.max_dynamic_shared_size_bytes < smem: k.max_dynamic_shared_size_bytes = smem
+        launch(k, (nb,), (32 * SR,), args, smem=smem, pdl=pdl)
+    elif v3 is not None:
         SR, RP, D = v3[:3]
         if SR * 2 * RP != 16 or K % 512: raise ValueError(f"lm_head v3: 16 rows a block (SR 2 RP = {SR * 2 * RP}) and K a multiple of 512 (K = {K})")
         name = (f"lm_head_bf16_v4<{SR}, {RP}, {1 if M == 1 else 8}, {D if M == 1 else 2}, {NR}>" if len(v3) > 3 else
