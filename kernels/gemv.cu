@@ -2183,7 +2183,7 @@ __global__ void __launch_bounds__(32 * SR) lm_head_bf16_v5(const unsigned short*
                                                             unsigned short* __restrict__ logits, int ldl, float* __restrict__ part_val,
                                                             int* __restrict__ part_idx) {
   static_assert(U >= 2 && MT >= 1 && MT <= 8 && RG >= 1, "a ring of 2+ chunks");
-  extern __shared__ uint4 hx[];                                // MT tokens' activation, bf16, K / 8 uint4 each
+  extern __shared__ uint4 hx[];                                // MT tokens' activation, bf16, K / 8 uint4 each; then the row ids
   __shared__ float bv[SR][MT]; __shared__ int bi[SR][MT];
   qe_grid_wait();                                              // PDL: x comes from the kernel before
   qe_grid_launch_dependents();
@@ -2196,14 +2196,20 @@ __global__ void __launch_bounds__(32 * SR) lm_head_bf16_v5(const unsigned short*
   const int nmine = wg < ngroups ? ((ngroups - 1 - wg) / WA + 1) * RG : 0;      // this warp's rows (the last group may overhang)
   const int T = nmine * KC;
   auto row_of = [&](int q) { return (wg + (q / RG) * WA) * RG + q % RG; };      // the warp's q-th row: a row-set index
-  // the load side: chunk lu of row lq (pointer lp), the compute side: chunk cj of row cq
+  // The warp's row ids, read once into shared memory (MR a warp; v5's first build read each when its row began: a
+  // dependent L2 round trip in the load stream every row, 45 % of the bandwidth, head_v5_h200.json's first run).
+  const int MR = ((ngroups + WA - 1) / WA) * RG;
+  int* rids = reinterpret_cast<int*>(hx + MT * K8) + warp * MR;
+  for (int q = lane; q < nmine; q += 32) rids[q] = __ldg(rowset + min(row_of(q), nrows - 1));
+  __syncwarp();
+  // the load side: chunk lj of row lq (pointer lp), the compute side: chunk cj of row cq
   int lq = 0, lj = 0;
-  const uint4* lp = reinterpret_cast<const uint4*>(W + (size_t)__ldg(rowset + min(row_of(0), nrows - 1)) * K) + lane;
+  const uint4* lp = reinterpret_cast<const uint4*>(W + (size_t)(nmine ? rids[0] : 0) * K) + lane;
   auto next_load = [&](uint4& slot) {
     slot = ld_stream(lp + 32 * lj);
     if (++lj == KC) {
       lj = 0; ++lq;
-      if (lq < nmine) lp = reinterpret_cast<const uint4*>(W + (size_t)__ldg(rowset + min(row_of(lq), nrows - 1)) * K) + lane;
+      if (lq < nmine) lp = reinterpret_cast<const uint4*>(W + (size_t)rids[lq] * K) + lane;
     }
   };
   float acc[MT], best[MT]; int bid[MT];
@@ -2233,7 +2239,7 @@ __global__ void __launch_bounds__(32 * SR) lm_head_bf16_v5(const unsigned short*
         }
         if (++cj == KC) {                                      // row cq done
           const int ii = row_of(cq);
-          const int r = __ldg(rowset + min(ii, nrows - 1));
+          const int r = rids[cq];
 #pragma unroll
           for (int m = 0; m < MT; ++m) {
             float tot = acc[m];

@@ -439,7 +439,8 @@ def lm_head(W, x, rowset=None, S: int = 4, logits=False, scratch=None, pdl: bool
         if SR * RG < 16 or K % 256: raise ValueError(f"lm_head v5: at least 16 rows a block's round (SR RG = {SR * RG}) and K a multiple of 256 (K = {K})")
         name = f"lm_head_bf16_v5<{SR}, {U}, {1 if M == 1 else 8}, {RG}>"
         k = _engine_kernel(name) if name in ENGINE_KERNELS else get_kernel("gemv", name, together=HEAD_V5_KERNELS if name in HEAD_V5_KERNELS else ())
-        smem = (1 if M == 1 else 8) * K * 2
+        ng = -(-n // RG); WA = nb * SR
+        smem = (1 if M == 1 else 8) * K * 2 + SR * (-(-ng // WA) * RG) * 4     # the activation, then the warps' row ids
         if smem > 40 * 1024 and k.max_dynamic_shared_size_bytes < smem: k.max_dynamic_shared_size_bytes = smem
         launch(k, (nb,), (32 * SR,), args, smem=smem, pdl=pdl)
     elif v3 is not None:
