@@ -89,6 +89,13 @@
 //      warp's rows without draining; 8 fp32 FMAs a chunk against the activation in shared memory; a warp takes groups
 //      of RG rows strided over all warps of the grid (one resident wave); a row's sum is the lane's chain then a
 //      butterfly. Other sums than v4's (the same check against float64).
+//   lm_head_bf16_v6<SR, U, MT, RG, KC>: v5 with every branch out of the stream: K = 256 KC fixed at compile time, a row's
+//      KC chunks unrolled, the ring (U divides KC) refilled unconditionally (the next row's chunks while a row finishes;
+//      past the warp's last row its last row again, from L2).
+//   lm_head_bf16_v7<SR, MT, RG, KC>: the stream probe's shape: a row's KC loads issued together, then its KC chunks of math
+//      (what a warp has in flight drops to nothing at each row's end; the SM's other warps fill it).
+//   lm_head_bf16_v8<SR, S, MT, RG, KC>: the ring in shared memory, filled by cp.async (16 bytes a lane, each lane reading
+//      back only its own copies), S stages of half a row a warp; ptxas cannot move a copy past the wait that needs it.
 // Weights are read as stored in the checkpoint: row-major [N, K], e4m3, scale_inv [N/128, K/128] (fp32 here).
 #include "common.cu"                                    // qe_grid_wait / qe_grid_launch_dependents (PDL)
 
@@ -2271,6 +2278,277 @@ __global__ void __launch_bounds__(32 * SR) lm_head_bf16_v5(const unsigned short*
   }
 }
 
+// ---- lm_head v6: v5 without branches in the stream -----------------------------------------------------------------
+// v5 read 36-68 % of the bandwidth, in proportion to its warps an SM and not to its ring (head_v5_h200.json): each warp
+// streamed as if one load were in flight. Its loads sat in branches (the ring's end, a row's change), so the compiler
+// could not count them. v6 makes the stream straight-line: K = 256 KC is a template constant, a row's KC chunks are
+// unrolled, and before chunk j is used, the slot chunk j - 1 used is refilled with chunk j + U - 1 of the warp's row
+// sequence, which is chunk j + U - 1 of this row or of the next (a pointer computed when the row began; past the warp's
+// last row, its last row again: bytes L2 already holds). The same sums as v5, in the same order.
+template <int SR, int U, int MT, int RG, int KC>
+__global__ void __launch_bounds__(32 * SR) lm_head_bf16_v6(const unsigned short* __restrict__ W, const int* __restrict__ rowset,
+                                                            int nrows, const unsigned short* __restrict__ x, int K, int M,
+                                                            unsigned short* __restrict__ logits, int ldl, float* __restrict__ part_val,
+                                                            int* __restrict__ part_idx) {
+  static_assert(U >= 2 && U <= KC && KC % U == 0 && MT >= 1 && MT <= 8 && RG >= 1, "a ring dividing the row's chunks");
+  extern __shared__ uint4 hx[];                                // MT tokens' activation (K / 8 uint4 each), then the row ids
+  __shared__ float bv[SR][MT]; __shared__ int bi[SR][MT];
+  qe_grid_wait();                                              // PDL: x comes from the kernel before
+  qe_grid_launch_dependents();
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  constexpr int K8 = 32 * KC;
+  const int Mn = M < MT ? M : MT;
+  for (int i = threadIdx.x; i < Mn * K8; i += blockDim.x) hx[i] = __ldg(reinterpret_cast<const uint4*>(x) + i);
+  const int WA = gridDim.x * SR, wg = blockIdx.x * SR + warp;
+  const int ngroups = (nrows + RG - 1) / RG;
+  const int nq = wg < ngroups ? ((ngroups - 1 - wg) / WA + 1) * RG : 0;         // this warp's rows (the last group may overhang)
+  auto row_of = [&](int q) { return (wg + (q / RG) * WA) * RG + q % RG; };      // the warp's q-th row: a row-set index
+  const int MR = ((ngroups + WA - 1) / WA) * RG;
+  int* rids = reinterpret_cast<int*>(hx + MT * K8) + warp * MR;
+  for (int q = lane; q < nq; q += 32) rids[q] = __ldg(rowset + min(row_of(q), nrows - 1));
+  __syncthreads();
+  float best[MT]; int bid[MT];
+#pragma unroll
+  for (int m = 0; m < MT; ++m) { best[m] = NEG_INF; bid[m] = 0x7fffffff; }
+  if (nq > 0) {
+    auto rowp = [&](int q) { return reinterpret_cast<const uint4*>(W + (size_t)rids[min(q, nq - 1)] * (8 * K8)) + lane; };
+    uint4 ring[U];
+    const uint4* pc = rowp(0);
+    const uint4* pn = rowp(1);                                 // the next row's pointer, known a row ahead (computed in
+#pragma unroll                                                 // the row, ptxas placed its shared-memory read, and so
+    for (int j = 0; j < U - 1; ++j) ring[j] = ld_stream(pc + 32 * j);   // the next row's loads, at the row's end)
+    for (int q = 0; q < nq; ++q) {
+      const uint4* pnn = rowp(q + 2);
+      float acc[MT];
+#pragma unroll
+      for (int m = 0; m < MT; ++m) acc[m] = 0.f;
+#pragma unroll
+      for (int j = 0; j < KC; ++j) {
+        // refill the slot the chunk before consumed: chunk j + U - 1 of the warp's sequence (U - 1 in flight)
+        ring[(j + U - 1) % U] = j + U - 1 < KC ? ld_stream(pc + 32 * (j + U - 1)) : ld_stream(pn + 32 * (j + U - 1 - KC));
+        const unsigned* w = &ring[j % U].x;
+#pragma unroll
+        for (int m = 0; m < MT; ++m) {
+          const uint4 xv = hx[(m < Mn ? m : 0) * K8 + 32 * j + lane];
+          const unsigned* xs = &xv.x;
+          float a = acc[m];
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            a = fmaf(__uint_as_float(w[e] << 16), __uint_as_float(xs[e] << 16), a);
+            a = fmaf(__uint_as_float(w[e] & 0xffff0000u), __uint_as_float(xs[e] & 0xffff0000u), a);
+          }
+          acc[m] = a;
+        }
+      }
+      const int ii = row_of(q), r = rids[q];
+#pragma unroll
+      for (int m = 0; m < MT; ++m) {
+        float tot = acc[m];
+#pragma unroll
+        for (int o = 16; o; o >>= 1) tot += __shfl_xor_sync(0xffffffffu, tot, o);
+        const unsigned short hb = f32_to_bf16(tot);
+        const float v = bf16_to_f32(hb);
+        if (m < M && ii < nrows) {
+          if (logits && lane == m) logits[(size_t)m * ldl + ii] = hb;
+          if (v > best[m] || (v == best[m] && r < bid[m])) { best[m] = v; bid[m] = r; }
+        }
+      }
+      pc = pn; pn = pnn;
+    }
+  }
+  if (lane == 0)
+#pragma unroll
+    for (int m = 0; m < MT; ++m) { bv[warp][m] = best[m]; bi[warp][m] = bid[m]; }
+  __syncthreads();
+  if (threadIdx.x < MT && (int)threadIdx.x < M) {
+    const int m = threadIdx.x;
+    float b = NEG_INF; int id = 0x7fffffff;
+    for (int w = 0; w < SR; ++w)
+      if (bv[w][m] > b || (bv[w][m] == b && bi[w][m] < id)) { b = bv[w][m]; id = bi[w][m]; }
+    part_val[(size_t)m * gridDim.x + blockIdx.x] = b; part_idx[(size_t)m * gridDim.x + blockIdx.x] = id;
+  }
+}
+
+// ---- lm_head v7: a row's loads together, then its math (the stream probe's shape) -----------------------------------
+// v6's machine code (nvcc 13, sm_90a): ptxas moves every load whose value is used in the next trip of the row loop to the
+// end of the trip, after the row's math, so the ring empties once a row whatever the source says. The plain stream probe
+// issues its U loads at the top of a trip and uses them at its bottom, and reads at 99-100 %. v7 does that with a row:
+// KC loads, then the KC chunks' math (v5's sums in v5's order), then the row's end.
+template <int SR, int MT, int RG, int KC>
+__global__ void __launch_bounds__(32 * SR) lm_head_bf16_v7(const unsigned short* __restrict__ W, const int* __restrict__ rowset,
+                                                            int nrows, const unsigned short* __restrict__ x, int K, int M,
+                                                            unsigned short* __restrict__ logits, int ldl, float* __restrict__ part_val,
+                                                            int* __restrict__ part_idx) {
+  static_assert(MT >= 1 && MT <= 8 && RG >= 1 && KC >= 1, "1-8 tokens");
+  extern __shared__ uint4 hx[];                                // MT tokens' activation (K / 8 uint4 each), then the row ids
+  __shared__ float bv[SR][MT]; __shared__ int bi[SR][MT];
+  qe_grid_wait();                                              // PDL: x comes from the kernel before
+  qe_grid_launch_dependents();
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  constexpr int K8 = 32 * KC;
+  const int Mn = M < MT ? M : MT;
+  for (int i = threadIdx.x; i < Mn * K8; i += blockDim.x) hx[i] = __ldg(reinterpret_cast<const uint4*>(x) + i);
+  const int WA = gridDim.x * SR, wg = blockIdx.x * SR + warp;
+  const int ngroups = (nrows + RG - 1) / RG;
+  const int nq = wg < ngroups ? ((ngroups - 1 - wg) / WA + 1) * RG : 0;
+  auto row_of = [&](int q) { return (wg + (q / RG) * WA) * RG + q % RG; };
+  const int MR = ((ngroups + WA - 1) / WA) * RG;
+  int* rids = reinterpret_cast<int*>(hx + MT * K8) + warp * MR;
+  for (int q = lane; q < nq; q += 32) rids[q] = __ldg(rowset + min(row_of(q), nrows - 1));
+  __syncthreads();
+  float best[MT]; int bid[MT];
+#pragma unroll
+  for (int m = 0; m < MT; ++m) { best[m] = NEG_INF; bid[m] = 0x7fffffff; }
+  for (int q = 0; q < nq; ++q) {
+    const int r = rids[q];
+    const uint4* p = reinterpret_cast<const uint4*>(W + (size_t)r * (8 * K8)) + lane;
+    uint4 wv[KC];
+#pragma unroll
+    for (int j = 0; j < KC; ++j) wv[j] = ld_stream(p + 32 * j);
+    float acc[MT];
+#pragma unroll
+    for (int m = 0; m < MT; ++m) acc[m] = 0.f;
+#pragma unroll
+    for (int j = 0; j < KC; ++j) {
+      const unsigned* w = &wv[j].x;
+#pragma unroll
+      for (int m = 0; m < MT; ++m) {
+        const uint4 xv = hx[(m < Mn ? m : 0) * K8 + 32 * j + lane];
+        const unsigned* xs = &xv.x;
+        float a = acc[m];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          a = fmaf(__uint_as_float(w[e] << 16), __uint_as_float(xs[e] << 16), a);
+          a = fmaf(__uint_as_float(w[e] & 0xffff0000u), __uint_as_float(xs[e] & 0xffff0000u), a);
+        }
+        acc[m] = a;
+      }
+    }
+    const int ii = row_of(q);
+#pragma unroll
+    for (int m = 0; m < MT; ++m) {
+      float tot = acc[m];
+#pragma unroll
+      for (int o = 16; o; o >>= 1) tot += __shfl_xor_sync(0xffffffffu, tot, o);
+      const unsigned short hb = f32_to_bf16(tot);
+      const float v = bf16_to_f32(hb);
+      if (m < M && ii < nrows) {
+        if (logits && lane == m) logits[(size_t)m * ldl + ii] = hb;
+        if (v > best[m] || (v == best[m] && r < bid[m])) { best[m] = v; bid[m] = r; }
+      }
+    }
+  }
+  if (lane == 0)
+#pragma unroll
+    for (int m = 0; m < MT; ++m) { bv[warp][m] = best[m]; bi[warp][m] = bid[m]; }
+  __syncthreads();
+  if (threadIdx.x < MT && (int)threadIdx.x < M) {
+    const int m = threadIdx.x;
+    float b = NEG_INF; int id = 0x7fffffff;
+    for (int w = 0; w < SR; ++w)
+      if (bv[w][m] > b || (bv[w][m] == b && bi[w][m] < id)) { b = bv[w][m]; id = bi[w][m]; }
+    part_val[(size_t)m * gridDim.x + blockIdx.x] = b; part_idx[(size_t)m * gridDim.x + blockIdx.x] = id;
+  }
+}
+
+// ---- lm_head v8: the ring in shared memory, filled by cp.async ------------------------------------------------------
+// v7's machine code: ptxas spread its 20 loads among the FMAs again (40 registers; a load right before its use), the same
+// sinking as v6's. A copy into shared memory cannot be moved that way: cp.async is issued where the source says and
+// cp.async.wait_group is where the warp waits. v8: each warp a ring of S stages of half a row (KC / 2 chunks: 16 bytes a
+// lane a chunk, 5 KB a warp at K = 5,120); stage st (row st / 2, half st % 2) is requested S - 1 stages ahead, one
+// commit group a stage (empty past the end, so the count stays exact); a lane reads back only the bytes it copied, so no
+// barrier. The sums are v5's, in v5's order.
+template <int SR, int S, int MT, int RG, int KC>
+__global__ void __launch_bounds__(32 * SR) lm_head_bf16_v8(const unsigned short* __restrict__ W, const int* __restrict__ rowset,
+                                                            int nrows, const unsigned short* __restrict__ x, int K, int M,
+                                                            unsigned short* __restrict__ logits, int ldl, float* __restrict__ part_val,
+                                                            int* __restrict__ part_idx) {
+  static_assert(S >= 2 && KC % 2 == 0 && MT >= 1 && MT <= 8 && RG >= 1, "a ring of 2+ half rows");
+  constexpr int K8 = 32 * KC, H = KC / 2;
+  extern __shared__ uint4 hx[];                                // MT tokens' activation; the warps' rings; the row ids
+  __shared__ float bv[SR][MT]; __shared__ int bi[SR][MT];
+  qe_grid_wait();                                              // PDL: x comes from the kernel before
+  qe_grid_launch_dependents();
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int Mn = M < MT ? M : MT;
+  for (int i = threadIdx.x; i < Mn * K8; i += blockDim.x) hx[i] = __ldg(reinterpret_cast<const uint4*>(x) + i);
+  const int WA = gridDim.x * SR, wg = blockIdx.x * SR + warp;
+  const int ngroups = (nrows + RG - 1) / RG;
+  const int nq = wg < ngroups ? ((ngroups - 1 - wg) / WA + 1) * RG : 0;
+  auto row_of = [&](int q) { return (wg + (q / RG) * WA) * RG + q % RG; };
+  const int MR = ((ngroups + WA - 1) / WA) * RG;
+  int* rids = reinterpret_cast<int*>(hx + MT * K8 + SR * S * H * 32) + warp * MR;
+  for (int q = lane; q < nq; q += 32) rids[q] = __ldg(rowset + min(row_of(q), nrows - 1));
+  __syncthreads();
+  const unsigned ring0 = qe_smem_u32(hx + MT * K8 + warp * S * H * 32) + 16 * lane;   // stage slot, chunk j: + (slot H + j) 512
+  const int T = 2 * nq;
+  auto issue = [&](int st) {
+    if (st < T) {
+      const uint4* p = reinterpret_cast<const uint4*>(W + (size_t)rids[st >> 1] * (8 * K8)) + lane + 32 * H * (st & 1);
+      const unsigned d = ring0 + (st % S) * H * 512;
+#pragma unroll
+      for (int j = 0; j < H; ++j) gemv_cp16(d + 512 * j, p + 32 * j);
+    }
+    gemv_cp_commit();
+  };
+  float best[MT], acc[MT]; int bid[MT];
+#pragma unroll
+  for (int m = 0; m < MT; ++m) { best[m] = NEG_INF; bid[m] = 0x7fffffff; acc[m] = 0.f; }
+#pragma unroll
+  for (int st = 0; st < S - 1; ++st) issue(st);
+  for (int st = 0; st < T; ++st) {
+    issue(st + S - 1);
+    gemv_cp_wait<S - 1>();                                     // this lane's copies of stage st have landed
+    const unsigned d = ring0 + (st % S) * H * 512;
+    const int half = st & 1;
+#pragma unroll
+    for (int j = 0; j < H; ++j) {
+      const uint4 wv = qe_lds128(d + 512 * j);
+      const unsigned* w = &wv.x;
+#pragma unroll
+      for (int m = 0; m < MT; ++m) {
+        const uint4 xv = hx[(m < Mn ? m : 0) * K8 + 32 * (half * H + j) + lane];
+        const unsigned* xs = &xv.x;
+        float a = acc[m];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          a = fmaf(__uint_as_float(w[e] << 16), __uint_as_float(xs[e] << 16), a);
+          a = fmaf(__uint_as_float(w[e] & 0xffff0000u), __uint_as_float(xs[e] & 0xffff0000u), a);
+        }
+        acc[m] = a;
+      }
+    }
+    if (half) {                                                // row st / 2 done
+      const int q = st >> 1, ii = row_of(q), r = rids[q];
+#pragma unroll
+      for (int m = 0; m < MT; ++m) {
+        float tot = acc[m];
+#pragma unroll
+        for (int o = 16; o; o >>= 1) tot += __shfl_xor_sync(0xffffffffu, tot, o);
+        acc[m] = 0.f;
+        const unsigned short hb = f32_to_bf16(tot);
+        const float v = bf16_to_f32(hb);
+        if (m < M && ii < nrows) {
+          if (logits && lane == m) logits[(size_t)m * ldl + ii] = hb;
+          if (v > best[m] || (v == best[m] && r < bid[m])) { best[m] = v; bid[m] = r; }
+        }
+      }
+    }
+  }
+  gemv_cp_wait<0>();
+  if (lane == 0)
+#pragma unroll
+    for (int m = 0; m < MT; ++m) { bv[warp][m] = best[m]; bi[warp][m] = bid[m]; }
+  __syncthreads();
+  if (threadIdx.x < MT && (int)threadIdx.x < M) {
+    const int m = threadIdx.x;
+    float b = NEG_INF; int id = 0x7fffffff;
+    for (int w = 0; w < SR; ++w)
+      if (bv[w][m] > b || (bv[w][m] == b && bi[w][m] < id)) { b = bv[w][m]; id = bi[w][m]; }
+    part_val[(size_t)m * gridDim.x + blockIdx.x] = b; part_idx[(size_t)m * gridDim.x + blockIdx.x] = id;
+  }
+}
+
 // Final argmax over the per-block partials, in a fixed order; one block per token.
 extern "C" __global__ void argmax_partials(const float* __restrict__ part_val, const int* __restrict__ part_idx, int nparts,
                                            int* __restrict__ out) {
@@ -2338,4 +2616,10 @@ template __global__ void lm_head_bf16_v4<8, 1, 1, 3, 8>(const unsigned short*, c
 template __global__ void lm_head_bf16_v4<8, 1, 8, 2, 8>(const unsigned short*, const int*, int, const unsigned short*, int, int, unsigned short*, int, float*, int*);
 template __global__ void lm_head_bf16_v5<8, 16, 1, 2>(const unsigned short*, const int*, int, const unsigned short*, int, int, unsigned short*, int, float*, int*);
 template __global__ void lm_head_bf16_v5<8, 16, 8, 2>(const unsigned short*, const int*, int, const unsigned short*, int, int, unsigned short*, int, float*, int*);
+template __global__ void lm_head_bf16_v6<8, 10, 1, 2, 20>(const unsigned short*, const int*, int, const unsigned short*, int, int, unsigned short*, int, float*, int*);
+template __global__ void lm_head_bf16_v6<8, 10, 8, 2, 20>(const unsigned short*, const int*, int, const unsigned short*, int, int, unsigned short*, int, float*, int*);
+template __global__ void lm_head_bf16_v7<8, 1, 2, 20>(const unsigned short*, const int*, int, const unsigned short*, int, int, unsigned short*, int, float*, int*);
+template __global__ void lm_head_bf16_v7<8, 8, 2, 20>(const unsigned short*, const int*, int, const unsigned short*, int, int, unsigned short*, int, float*, int*);
+template __global__ void lm_head_bf16_v8<4, 4, 1, 4, 20>(const unsigned short*, const int*, int, const unsigned short*, int, int, unsigned short*, int, float*, int*);
+template __global__ void lm_head_bf16_v8<4, 4, 8, 4, 20>(const unsigned short*, const int*, int, const unsigned short*, int, int, unsigned short*, int, float*, int*);
 #endif

@@ -7,7 +7,8 @@ __all__ = ['BLOCK', 'ENGINE_KERNELS', 'V3_KERNELS', 'V8_SWEEP', 'V8_KERNELS', 'V
            'V10_AWKWARD', 'V10_KERNELS', 'V11_SWEEP', 'V11_KERNELS', 'V12_SWEEP', 'V12_KERNELS', 'V13_SWEEP', 'V13_DRY',
            'V13_MULTI', 'V13_KERNELS', 'V14_SWEEP', 'V14_KERNELS', 'V14B_SWEEP', 'V15_SWEEP', 'V15_KERNELS',
            'V16_SWEEP', 'V16_KERNELS', 'V18_SWEEP', 'V18_KERNELS', 'V19_PF', 'HEAD_V3_SWEEP', 'HEAD_V3_KERNELS',
-           'HEAD_V4_SWEEP', 'HEAD_V4_KERNELS', 'HEAD_V5_SWEEP', 'HEAD_V5_KERNELS', 'MODEL_SHAPES', 'AWKWARD',
+           'HEAD_V4_SWEEP', 'HEAD_V4_KERNELS', 'HEAD_V5_SWEEP', 'HEAD_V5_KERNELS', 'HEAD_V6_SWEEP', 'HEAD_V6_KERNELS',
+           'HEAD_V7_SWEEP', 'HEAD_V7_KERNELS', 'HEAD_V8_SWEEP', 'HEAD_V8_KERNELS', 'MODEL_SHAPES', 'AWKWARD',
            'V12_MARGIN', 'V12_PLAN', 'V12_MINB', 'ENGINE_MARGIN', 'ENGINE_CHOICE', 'ENGINE_V14', 'ENGINE_MINB',
            'V19_SWEEP', 'V20_SWEEP', 'V20_KERNELS', 'V21_LP', 'V21_SWEEP', 'V21_KERNELS', 'V22_SWEEP', 'V22_KERNELS',
            'V19_KERNELS', 'quantize_fp8', 'dequantize_fp8', 'gemv_reference', 'gemv_scratch', 'v4_plan', 'v4_scratch',
@@ -407,6 +408,15 @@ HEAD_V4_KERNELS = tuple(f"lm_head_bf16_v4<{sr}, {rp}, {mt}, {d if mt == 1 else 2
 # lm_head_bf16_v5's (5, SR, U, RG, BPS): warps a block, ring chunks, rows a group, blocks an SM (the grid: one wave)
 HEAD_V5_SWEEP = ((5, 8, 16, 2, 2), (5, 8, 8, 2, 3), (5, 4, 16, 4, 4), (5, 8, 12, 2, 2), (5, 16, 8, 1, 1), (5, 4, 24, 4, 3))
 HEAD_V5_KERNELS = tuple(dict.fromkeys(f"lm_head_bf16_v5<{sr}, {u}, {mt}, {rg}>" for _, sr, u, rg, _ in HEAD_V5_SWEEP for mt in (1, 8)))
+# lm_head_bf16_v6's (6, SR, U, RG, BPS) at K = 5,120 (KC = 20; U divides it)
+HEAD_V6_SWEEP = ((6, 8, 10, 2, 2), (6, 8, 10, 2, 3), (6, 8, 5, 2, 3), (6, 8, 20, 2, 2), (6, 4, 10, 4, 4), (6, 16, 5, 1, 1))
+HEAD_V6_KERNELS = tuple(dict.fromkeys(f"lm_head_bf16_v6<{sr}, {u}, {mt}, {rg}, 20>" for _, sr, u, rg, _ in HEAD_V6_SWEEP for mt in (1, 8)))
+# lm_head_bf16_v7's (7, SR, 0, RG, BPS) at K = 5,120
+HEAD_V7_SWEEP = ((7, 8, 0, 2, 2), (7, 4, 0, 4, 4), (7, 4, 0, 4, 5), (7, 8, 0, 2, 3), (7, 16, 0, 1, 1), (7, 2, 0, 8, 8))
+HEAD_V7_KERNELS = tuple(dict.fromkeys(f"lm_head_bf16_v7<{sr}, {mt}, {rg}, 20>" for _, sr, _, rg, _ in HEAD_V7_SWEEP for mt in (1, 8)))
+# lm_head_bf16_v8's (8, SR, S, RG, BPS) at K = 5,120: ring per block SR S 5 KB (+ the activation, 10 KB at M = 1)
+HEAD_V8_SWEEP = ((8, 4, 4, 4, 2), (8, 4, 3, 4, 3), (8, 8, 3, 2, 1), (8, 2, 4, 8, 4), (8, 4, 6, 4, 1), (8, 2, 6, 8, 3))
+HEAD_V8_KERNELS = tuple(dict.fromkeys(f"lm_head_bf16_v8<{sr}, {st}, {mt}, {rg}, 20>" for _, sr, st, rg, _ in HEAD_V8_SWEEP for mt in (1, 8)))
 
 def lm_head(W, x, rowset=None, S: int = 4, logits=False, scratch=None, pdl: bool = False, v3=None):
     """Argmax (lowest id on ties) of the bf16 logits x[M, K] @ W[rowset]^T; the logits are written only if asked
@@ -427,7 +437,7 @@ def lm_head(W, x, rowset=None, S: int = 4, logits=False, scratch=None, pdl: bool
     assert rowset.dtype == torch.int32 and rowset.is_cuda
     NR = v3[3] if v3 is not None and len(v3) == 4 else 1        # v4: 16 NR rows a block (fewer partials than v2's scratch holds)
     n = rowset.numel(); nb = -(-n // (16 * NR))
-    V5 = v3 is not None and len(v3) == 5 and v3[0] == 5         # v5: (5, SR, U, RG, BPS), one resident wave of BPS blocks an SM
+    V5 = v3 is not None and len(v3) == 5 and v3[0] in (5, 6, 7, 8)   # v5-v8: (5-8, SR, U, RG, BPS), one resident wave of BPS blocks an SM (v7: U unused; v8: U = S stages)
     if V5: nb = max(1, min(_sms() * v3[4], -(-(-(-n // v3[3])) // v3[1])))
     pv, pi, ids = scratch if scratch is not None else lm_head_scratch(n, M, W.device)
     assert pv.numel() >= M * nb and pi.numel() >= M * nb and ids.numel() >= M, "lm_head scratch too small"
@@ -435,12 +445,16 @@ def lm_head(W, x, rowset=None, S: int = 4, logits=False, scratch=None, pdl: bool
     if lg is not None: assert lg.dtype == torch.bfloat16 and lg.shape == (M, n) and lg.is_contiguous()
     args = (W, rowset, np.int32(n), x, np.int32(K), np.int32(M), lg if lg is not None else np.uint64(0), np.int32(n), pv, pi)
     if V5:
-        _, SR, U, RG, _ = v3
-        if SR * RG < 16 or K % 256: raise ValueError(f"lm_head v5: at least 16 rows a block's round (SR RG = {SR * RG}) and K a multiple of 256 (K = {K})")
-        name = f"lm_head_bf16_v5<{SR}, {U}, {1 if M == 1 else 8}, {RG}>"
-        k = _engine_kernel(name) if name in ENGINE_KERNELS else get_kernel("gemv", name, together=HEAD_V5_KERNELS if name in HEAD_V5_KERNELS else ())
+        hv, SR, U, RG, _ = v3
+        if SR * RG < 16 or K % 256: raise ValueError(f"lm_head v5/v6: at least 16 rows a block's round (SR RG = {SR * RG}) and K a multiple of 256 (K = {K})")
+        name = (f"lm_head_bf16_v5<{SR}, {U}, {1 if M == 1 else 8}, {RG}>" if hv == 5 else
+                f"lm_head_bf16_v6<{SR}, {U}, {1 if M == 1 else 8}, {RG}, {K // 256}>" if hv == 6 else
+                f"lm_head_bf16_v7<{SR}, {1 if M == 1 else 8}, {RG}, {K // 256}>" if hv == 7 else f"lm_head_bf16_v8<{SR}, {U}, {1 if M == 1 else 8}, {RG}, {K // 256}>")
+        group = HEAD_V5_KERNELS + HEAD_V6_KERNELS + HEAD_V7_KERNELS + HEAD_V8_KERNELS
+        k = _engine_kernel(name) if name in ENGINE_KERNELS else get_kernel("gemv", name, together=group if name in group else ())
         ng = -(-n // RG); WA = nb * SR
         smem = (1 if M == 1 else 8) * K * 2 + SR * (-(-ng // WA) * RG) * 4     # the activation, then the warps' row ids
+        if hv == 8: smem += SR * U * (K // 512) * 512                          # v8: the warps' rings (U = S stages of half a row)
         if smem > 40 * 1024 and k.max_dynamic_shared_size_bytes < smem: k.max_dynamic_shared_size_bytes = smem
         launch(k, (nb,), (32 * SR,), args, smem=smem, pdl=pdl)
     elif v3 is not None:
