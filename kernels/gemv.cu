@@ -83,7 +83,8 @@
 //   lm_head_bf16_v4<SR, RP, MT, D, NR>: v3 with NR row groups a warp (row ids read once; one ring through the groups).
 //      (8, 1, 3, 8): 655 / 658 us vs v2<8>'s 686 / 685, the step 0.02-0.03 ms faster: THE ENGINE'S head (head_v4_h200.json).
 //      594 / 597 us (94 %) with the timing method's 50 ms warm-up (gemv_standing_h200.json at commit 8ef2faf); 592 us
-//      (92 % of a machine that read 4.66 TB/s) in the standing record at 106f549.
+//      (92 % of a machine that read 4.66 TB/s) in the standing record at 106f549. The engine's head until v6.
+//   (v5: 36-68 %, its loads in branches; v7: 55-92 %; v8: 78-97 %: head_v5_h200.json, head_v6_h200.json.)
 //   lm_head_bf16_v5<SR, U, MT, RG>: the head as a plain stream with the math on the CUDA cores: lane l reads 16 bytes
 //      at 16 l + 512 j of a row (one warp load = 512 contiguous bytes), a U-chunk register ring running through the
 //      warp's rows without draining; 8 fp32 FMAs a chunk against the activation in shared memory; a warp takes groups
@@ -91,7 +92,8 @@
 //      butterfly. Other sums than v4's (the same check against float64).
 //   lm_head_bf16_v6<SR, U, MT, RG, KC>: v5 with every branch out of the stream: K = 256 KC fixed at compile time, a row's
 //      KC chunks unrolled, the ring (U divides KC) refilled unconditionally (the next row's chunks while a row finishes;
-//      past the warp's last row its last row again, from L2).
+//      past the warp's last row its last row again, from L2). (8, 20, 2, 2): 563 us, 99.4 % (v4 608 us, 92 %; a plain
+//      stream 559), the step 0.02 ms faster at 1K and 0.05 at 32K: THE ENGINE'S head (head_v6_h200.json).
 //   lm_head_bf16_v7<SR, MT, RG, KC>: the stream probe's shape: a row's KC loads issued together, then its KC chunks of math
 //      (what a warp has in flight drops to nothing at each row's end; the SM's other warps fill it).
 //   lm_head_bf16_v8<SR, S, MT, RG, KC>: the ring in shared memory, filled by cp.async (16 bytes a lane, each lane reading
@@ -2370,10 +2372,10 @@ __global__ void __launch_bounds__(32 * SR) lm_head_bf16_v6(const unsigned short*
 }
 
 // ---- lm_head v7: a row's loads together, then its math (the stream probe's shape) -----------------------------------
-// v6's machine code (nvcc 13, sm_90a): ptxas moves every load whose value is used in the next trip of the row loop to the
-// end of the trip, after the row's math, so the ring empties once a row whatever the source says. The plain stream probe
-// issues its U loads at the top of a trip and uses them at its bottom, and reads at 99-100 %. v7 does that with a row:
-// KC loads, then the KC chunks' math (v5's sums in v5's order), then the row's end.
+// Written before v6 was measured, from v6's machine code (nvcc 13, sm_90a, U = 10): ptxas moves the loads whose values
+// the next trip of the row loop uses to the end of the trip, after the row's math. Measured, v6 streams at 98-99 %
+// anyway (head_v6_h200.json: the SM's other warps cover what one warp's ring lacks at a row's end), and v7 lost (55-92 %):
+// its 20 loads, meant to go out together, were spread among the FMAs by ptxas (40 registers). Kept with its numbers.
 template <int SR, int MT, int RG, int KC>
 __global__ void __launch_bounds__(32 * SR) lm_head_bf16_v7(const unsigned short* __restrict__ W, const int* __restrict__ rowset,
                                                             int nrows, const unsigned short* __restrict__ x, int K, int M,
@@ -2452,8 +2454,8 @@ __global__ void __launch_bounds__(32 * SR) lm_head_bf16_v7(const unsigned short*
 }
 
 // ---- lm_head v8: the ring in shared memory, filled by cp.async ------------------------------------------------------
-// v7's machine code: ptxas spread its 20 loads among the FMAs again (40 registers; a load right before its use), the same
-// sinking as v6's. A copy into shared memory cannot be moved that way: cp.async is issued where the source says and
+// v7's machine code: ptxas spread its 20 loads among the FMAs (40 registers; a load right before its use). A copy into
+// shared memory cannot be moved that way (measured: 96-97 % at best, behind v6; head_v6_h200.json): cp.async is issued where the source says and
 // cp.async.wait_group is where the warp waits. v8: each warp a ring of S stages of half a row (KC / 2 chunks: 16 bytes a
 // lane a chunk, 5 KB a warp at K = 5,120); stage st (row st / 2, half st % 2) is requested S - 1 stages ahead, one
 // commit group a stage (empty past the end, so the count stays exact); a lane reads back only the bytes it copied, so no
@@ -2618,6 +2620,8 @@ template __global__ void lm_head_bf16_v5<8, 16, 1, 2>(const unsigned short*, con
 template __global__ void lm_head_bf16_v5<8, 16, 8, 2>(const unsigned short*, const int*, int, const unsigned short*, int, int, unsigned short*, int, float*, int*);
 template __global__ void lm_head_bf16_v6<8, 10, 1, 2, 20>(const unsigned short*, const int*, int, const unsigned short*, int, int, unsigned short*, int, float*, int*);
 template __global__ void lm_head_bf16_v6<8, 10, 8, 2, 20>(const unsigned short*, const int*, int, const unsigned short*, int, int, unsigned short*, int, float*, int*);
+template __global__ void lm_head_bf16_v6<8, 20, 1, 2, 20>(const unsigned short*, const int*, int, const unsigned short*, int, int, unsigned short*, int, float*, int*);
+template __global__ void lm_head_bf16_v6<8, 20, 8, 2, 20>(const unsigned short*, const int*, int, const unsigned short*, int, int, unsigned short*, int, float*, int*);
 template __global__ void lm_head_bf16_v7<8, 1, 2, 20>(const unsigned short*, const int*, int, const unsigned short*, int, int, unsigned short*, int, float*, int*);
 template __global__ void lm_head_bf16_v7<8, 8, 2, 20>(const unsigned short*, const int*, int, const unsigned short*, int, int, unsigned short*, int, float*, int*);
 template __global__ void lm_head_bf16_v8<4, 4, 1, 4, 20>(const unsigned short*, const int*, int, const unsigned short*, int, int, unsigned short*, int, float*, int*);

@@ -61,7 +61,7 @@ ENGINE_KERNELS = tuple(f"gemv_fp8_v11<{s}, {rg}, {e}>" for s, rg, e in ((1, 1, 0
                     "gemv_fp8_v14<4, 1, 2, 1, 1, 3, true, false, 1, true>", "gemv_fp8_v14<4, 1, 2, 2, 1, 2, true, false, 1, true>",
                     "gemv_fp8_v14<2, 1, 4, 2, 1, 2, true, false, 1, false>") \
                  + ("gemv_fp8_v16<4, 1, 2, 1, 1, 3, true, 1, true>", "gemv_fp8_v18<4, 1, 2, 1, 1, 3, true, 1, true>") \
-                 + ("lm_head_bf16_v4<8, 1, 1, 3, 8>", "lm_head_bf16_v4<8, 1, 8, 2, 8>")
+                 + ("lm_head_bf16_v6<8, 20, 1, 2, 20>", "lm_head_bf16_v6<8, 20, 8, 2, 20>")
 # v3, the engine's GEMV until v11 (kept, with its numbers), compiled the same way when it is asked for.
 V3_KERNELS = tuple(f"gemv_fp8_v3<{s}, {rg}, {e}>" for s, rg, e in ((2, 1, 0), (4, 1, 0), (8, 1, 0), (4, 2, 0), (2, 1, 1), (4, 1, 1),
                                                                    (8, 1, 1), (2, 2, 2), (4, 2, 2), (8, 2, 2))) \
@@ -446,7 +446,9 @@ def lm_head(W, x, rowset=None, S: int = 4, logits=False, scratch=None, pdl: bool
     args = (W, rowset, np.int32(n), x, np.int32(K), np.int32(M), lg if lg is not None else np.uint64(0), np.int32(n), pv, pi)
     if V5:
         hv, SR, U, RG, _ = v3
-        if SR * RG < 16 or K % 256: raise ValueError(f"lm_head v5/v6: at least 16 rows a block's round (SR RG = {SR * RG}) and K a multiple of 256 (K = {K})")
+        if SR * RG < 16 or K % 256: raise ValueError(f"lm_head v5-v8: at least 16 rows a block's round (SR RG = {SR * RG}) and K a multiple of 256 (K = {K})")
+        if (hv == 6 and (K // 256) % U) or (hv == 8 and (K // 256) % 2):
+            raise ValueError(f"lm_head v{hv}: its ring must divide a row's {K // 256} chunks (U = {U})")
         name = (f"lm_head_bf16_v5<{SR}, {U}, {1 if M == 1 else 8}, {RG}>" if hv == 5 else
                 f"lm_head_bf16_v6<{SR}, {U}, {1 if M == 1 else 8}, {RG}, {K // 256}>" if hv == 6 else
                 f"lm_head_bf16_v7<{SR}, {1 if M == 1 else 8}, {RG}, {K // 256}>" if hv == 7 else f"lm_head_bf16_v8<{SR}, {U}, {1 if M == 1 else 8}, {RG}, {K // 256}>")
@@ -509,10 +511,12 @@ V12_MINB = {(5120, 6144, 1): 6, (34816, 5120, 2): 3}
 # repeat faster; 8.342 against 8.390 at 32K), greedy tokens equal.
 ENGINE_MARGIN = 0.01
 ENGINE_CHOICE = {(14336, 5120, 0): (14, 4, 1, 1), (16384, 5120, 0): (14, 4, 1, 1), (5120, 6144, 1): (18, 4, 1, 2),
-                 (34816, 5120, 2): (14, 2, 2, 1), (5120, 17408, 1): (18, 4, 1, 2), "lm_head": (8, 1, 3, 8)}
-# The head: lm_head_bf16_v4 (8 warps of 2 rows, a 3-step ring, 8 row groups a warp) since head_v4_h200.json: 655 / 658 us
-# alone against v2<8>'s 686 / 685, and the decode step 0.02-0.03 ms faster a token at 1K and 32K in both repeats (greedy
-# tokens equal). v2 (S = 8) before.
+                 (34816, 5120, 2): (14, 2, 2, 1), (5120, 17408, 1): (18, 4, 1, 2), "lm_head": (6, 8, 20, 2, 2)}
+# The head: lm_head_bf16_v6 (the head as a stream, CUDA-core math: 8 warps, a ring of a whole row (20 chunks), rows in
+# groups of 2, 2 blocks an SM) since head_v6_h200.json: 563.1 / 562.9 us alone, 99.4 % of the run's bandwidth (a plain
+# stream 558.9), against v4's 607.6 / 609.0 (92 %); the decode step 7.985 / 7.987 ms at 1K against 8.004 / 8.017 and
+# 8.313 / 8.311 at 32K against 8.360 / 8.361 (greedy tokens equal). lm_head_bf16_v4 (8, 1, 3, 8) before (head_v4_h200.json),
+# v2 (S = 8) before that.
 ENGINE_V14 = {(14336, 5120, 0): (1, 2, 2, True, True), (16384, 5120, 0): (1, 2, 3, True, False), (5120, 6144, 1): (1, 2, 3, True, True),
               (34816, 5120, 2): (1, 4, 2, True, False), (5120, 17408, 1): (1, 2, 3, True, True)}
 ENGINE_MINB = {}           # v14's chosen configurations ask for no minimum of resident blocks

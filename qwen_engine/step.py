@@ -333,7 +333,7 @@ ENGINE_PREWAIT = {
     "gemv_fp8_v14<4, 1, 2, 0, 1, 3, true, false, 1, false>": ("gemv", "gemv", {_W: 8, _S: 2}, "qkv|z: 4 rows x 2 ring steps of weights, their scales"),
     "gemv_fp8_v14<2, 1, 4, 2, 1, 2, true, false, 1, false>": ("gemv", "gemv", {_W: 8, _S: 2}, "gate|up: 8 rows x 1 step, scales of both halves"),
     "gemv_fp8_v18<4, 1, 2, 1, 1, 3, true, 1, true>": ("gemv", "gemv", {_W: 8, _S: 2}, "out_proj, o_proj, down: 4 rows x 2 steps, scales"),
-    "lm_head_bf16_v4<8, 1, 1, 3, 8>": ("gemv", "head", {}, "nothing"),
+    "lm_head_bf16_v6<8, 20, 1, 2, 20>": ("gemv", "head", {}, "nothing"),
     "argmax_partials": ("gemv", None, {}, "nothing"),
     "rmsnorm_bf16_v1<5120, 320, 0, false>": ("norms_kernels", "norm", {}, "nothing"),
     "gdn_decode_v7<1, false, true, false, false>": ("gdn", "gdn", {"LDG.E.128": 8, "LDG.E.U16": 16, _W: 4, "LDG.E.64.CONSTANT": 2, _S: 3},

@@ -213,8 +213,12 @@ def test_v12_plan_is_the_recorded_choice():
         assert (plan[1], plan[3]) == (S, KS) and ENGINE_MINB.get((N, K, e), 0) == (0 if mb == 1 and plan[0] == 12 else mb)
         if plan[0] == 11: assert b["us"] < r["v3_engine_pdl_us"]          # v11 beat v3 in its own run
     assert set(ENGINE_MINB) <= set(ENGINE_CHOICE)
-    assert read_record("gemv_h200")["data"]["choice"]["lm_head"] == 8                  # v2's S then; the head is v4's best since
-    assert NOW["lm_head"] == tuple(read_record("head_v4_h200")["data"]["best"])
+    assert read_record("gemv_h200")["data"]["choice"]["lm_head"] == 8                  # v2's S then; then v4's best; now v6's
+    assert tuple(read_record("head_v4_h200")["data"]["best"]) == (8, 1, 3, 8)
+    d6 = read_record("head_v6_h200")["data"]
+    assert NOW["lm_head"] == tuple(d6["best"]) and d6["tokens"]["v2"] == d6["tokens"]["v3"]        # (the record calls the engine's head "v2")
+    step = lambda head, ctx: [r["ms"] for r in d6["step"] if r["head"] == head and r["ctx"] == ctx]
+    assert all(max(step("v3", c)) < min(step("v2", c)) for c in (1024, 32768))     # it won the step, every repeat, both contexts
     from qwen_engine.gemv import engine_plan
     assert engine_plan(2048, 256, 0) == (11, 2, 1, 1) and engine_plan(1024, 256, 2) == (11, 2, 2, 1) and engine_plan(256, 768, 1)[1] == 4
 
@@ -239,11 +243,11 @@ def test_engine_kernels_are_declared_and_cover_the_plans():
              | {f"gemv_fp8_v16<{a}>" for a in re.findall(r"GEMV16_INST\(([\w, ]+)\)", src) if a[0].isdigit()} \
              | {f"gemv_fp8_v18<{a}>" for a in re.findall(r"GEMV18_INST\(([\w, ]+)\)", src) if a[0].isdigit()} \
              | {f"lm_head_bf16_v2<{a}>" for a in re.findall(r"LMH_INST\((\d)\)", src)} \
-             | {f"lm_head_bf16_v{v}<{a}>" for v, a in re.findall(r"template __global__ void lm_head_bf16_v([34])<([\d, ]+)>\(", src)}
+             | {f"lm_head_bf16_v{v}<{a}>" for v, a in re.findall(r"template __global__ void lm_head_bf16_v([3-8])<([\d, ]+)>\(", src)}
     for group in (ENGINE_KERNELS, V3_KERNELS, V8_KERNELS, V9_KERNELS, V10_KERNELS, V11_KERNELS, V12_KERNELS):
         assert set(group) <= declared, set(group) - declared
     for group, name in ((V8_KERNELS, "v8<"), (V9_KERNELS, "v9<"), (V10_KERNELS, "v10<"), (V12_KERNELS, "v12<")):    # the sweeps' lists are the file's
-        assert set(group) == {d for d in declared if name in d}
+        assert set(group) == {d for d in declared if d.startswith("gemv_fp8_" + name)}
     for c in (preset("qwen3_5_27b"), preset("tiny")):
         H = c.hidden_size
         for N, K, e in ((c.q_gate_rows + 2 * c.kv_rows, H, 0), (c.gdn_conv_dim + c.gdn_value_dim, H, 0), (H, c.num_attention_heads * c.head_dim, 1),
@@ -257,8 +261,8 @@ def test_engine_kernels_are_declared_and_cover_the_plans():
             else:
                 name = f"gemv_fp8_v12<{S}, {RG}, {e}, {mb or 1}>" if v == 12 else f"gemv_fp8_v11b<{S}, {RG}, {e}, {mb}>" if mb else f"gemv_fp8_v11<{S}, {RG}, {e}>"
             assert v in (11, 12, 14, 16, 18) and name in ENGINE_KERNELS, (N, K, e)
-    SR, RP, D, NR = ENGINE_CHOICE["lm_head"]                          # the engine's head (v4) and its 8-token build: one compile pass
-    assert {f"lm_head_bf16_v4<{SR}, {RP}, 1, {D}, {NR}>", f"lm_head_bf16_v4<{SR}, {RP}, 8, 2, {NR}>"} <= set(ENGINE_KERNELS)
+    hv, SR, U, RG, BPS = ENGINE_CHOICE["lm_head"]                     # the engine's head (v6) and its 8-token build: one compile pass
+    assert hv == 6 and {f"lm_head_bf16_v6<{SR}, {U}, 1, {RG}, 20>", f"lm_head_bf16_v6<{SR}, {U}, 8, {RG}, 20>"} <= set(ENGINE_KERNELS)
 
 
 def test_check_ok_and_the_explorations_guard():
@@ -444,5 +448,20 @@ def test_head_v4_launcher(monkeypatch):
     # the engine's choice on a K with no whole 512-wide step (the tiny model's 256): v2<8>, not an error
     G.lm_head(torch.zeros(1000, 256, dtype=torch.bfloat16), torch.zeros(1, 256, dtype=torch.bfloat16), S=G.ENGINE_CHOICE["lm_head"])
     assert named[-2] == "lm_head_bf16_v2<8>" and grids[-2][0] == (63,)
-    with pytest.raises(ValueError, match="multiple of 512"):                 # asked for by name, it is refused
+    monkeypatch.setattr(G, "_sms", lambda: 132)
+    with pytest.raises(ValueError, match="must divide a row's 1 chunks"):   # asked for by name, it is refused
         G.lm_head(torch.zeros(1000, 256, dtype=torch.bfloat16), torch.zeros(1, 256, dtype=torch.bfloat16), v3=G.ENGINE_CHOICE["lm_head"])
+    with pytest.raises(ValueError, match="multiple of 512"):                 # and so is v4
+        G.lm_head(torch.zeros(1000, 256, dtype=torch.bfloat16), torch.zeros(1, 256, dtype=torch.bfloat16), v3=G.HEAD_V4_SWEEP[0])
+    # v5-v8: one resident wave (BPS blocks an SM, fewer if the row set is small), argmax over that many partials; an
+    # explicit configuration wins over a tuple S (it did not, and explore_head_warm.py timed the engine's head throughout)
+    W5, x5 = torch.zeros(64, 5120, dtype=torch.bfloat16), torch.zeros(1, 5120, dtype=torch.bfloat16)
+    vocab = torch.zeros(248320, dtype=torch.int32)                           # a row set the vocabulary's size (of one row)
+    for cfg in G.HEAD_V5_SWEEP + G.HEAD_V6_SWEEP + G.HEAD_V7_SWEEP + G.HEAD_V8_SWEEP:
+        hv, SR, U, RG, BPS = cfg
+        G.lm_head(W5, x5, rowset=vocab, S=G.ENGINE_CHOICE["lm_head"], v3=cfg)
+        want = {5: f"lm_head_bf16_v5<{SR}, {U}, 1, {RG}>", 6: f"lm_head_bf16_v6<{SR}, {U}, 1, {RG}, 20>", 7: f"lm_head_bf16_v7<{SR}, 1, {RG}, 20>",
+                8: f"lm_head_bf16_v8<{SR}, {U}, 1, {RG}, 20>"}[hv]
+        assert named[-2] == want and grids[-2][0] == (min(132 * BPS, -(-(-(-248320 // RG)) // SR)),) and grids[-1][1][2] == grids[-2][0][0], cfg
+    G.lm_head(W5, x5[:1], rowset=torch.arange(100, dtype=torch.int32), v3=(6, 8, 20, 2, 2))
+    assert grids[-2][0] == (7,)                                               # 50 groups of 2 rows over 8 warps a block

@@ -67,9 +67,10 @@ def test_decode_record_gates():
     from qwen_engine.attention import VARIANTS, VARIANT                  # the record is the engine's: its attention kernels are VARIANT's
     attn = {k.split(":")[1].split("<")[0]: n for k, n in L["by_kernel"].items() if k.startswith("attention:")}
     assert attn == {f: 16 for f in VARIANTS[VARIANT][:4] if f}
-    from qwen_engine.gemv import ENGINE_CHOICE                          # ... and its head is the engine's (v4 by its tuple, or v2<S>)
+    from qwen_engine.gemv import ENGINE_CHOICE                          # ... and its head is the engine's (v6 by its tuple)
     h = ENGINE_CHOICE["lm_head"]
-    head = f"gemv:lm_head_bf16_v4<{h[0]}, {h[1]}, 1, {h[2]}, {h[3]}>" if isinstance(h, tuple) else f"gemv:lm_head_bf16_v2<{h}>"
+    assert len(h) == 5 and h[0] == 6
+    head = f"gemv:lm_head_bf16_v6<{h[1]}, {h[2]}, 1, {h[3]}, 20>"
     assert L["by_kernel"].get(head) == 1, (head, [k for k in L["by_kernel"] if "lm_head" in k])
     assert L["total"] == sum(L["by_kernel"].values()) == 1 + 129 + 4 * 64 + 16 * len(attn) + 48 + 2 + 1   # embed, norms, GEMVs, attention, GDN, head, finish
     for ctx in ("1024", "32768"):
