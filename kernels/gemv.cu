@@ -77,6 +77,8 @@
 //      token 7.62 ms against 7.21, the step 8.69 against 8.03 at 1K (gemv_v22_h200.json); without the conversion (RAW,
 //      timing only) it ties v14 on the large shapes and gains 1.6-5 % elsewhere (gemv_v22_raw_h200.json): the per-block
 //      conversion costs 1-9 us a launch, and the instructions saved buy little.
+//   v23 gemv_fp8_v23<SR, SK, RP, EPI, MT, D, EARLY, MINB, XS, XCH>: v14 (XCH: v18) with the branch-free ring (NB): whole
+//      groups of D steps with every refill issued (clamped to the slice's last step), the last steps after. Bit-identical.
 //   lm_head_bf16_v2<S>: the same structure for the bf16 vocabulary projection over a row set, with argmax.
 //   lm_head_bf16_v3<SR, RP, MT, D>: the head with v13's whole-row streams (bf16 pairs permuted, no widening), a D-step
 //      ring; the same per-block argmax partials. 667 us alone vs v2's 687, 0.01 ms slower in the step (head_v3_h200.json).
@@ -1492,7 +1494,7 @@ __device__ __forceinline__ void v22_math(float (&acc)[MT][RP][2], const uint4 (&
   }
 }
 template <int SR, int SK, int RP, int EPI, int MT, int D, bool EARLY, bool DRY, bool SP, bool XS = false, int CL = 0, bool ACQ = false,
-          bool XCH = false, int PF = 0, bool CPA = false, int LP = 0, bool H16 = false, bool RAW = false>
+          bool XCH = false, int PF = 0, bool CPA = false, int LP = 0, bool H16 = false, bool RAW = false, bool NB = false>
 __device__ __forceinline__ void gemv_v13_body(const unsigned char* __restrict__ W, const float* __restrict__ scale,
                                               const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
                                               unsigned short* __restrict__ y, int N, int K, int M, int ldy,
@@ -1503,6 +1505,7 @@ __device__ __forceinline__ void gemv_v13_body(const unsigned char* __restrict__ 
   static_assert(!XCH || (EPI != 2 && CL == 0 && !DRY), "the exchange: one output per lane, no cluster, with the math");
   static_assert(!CPA || (!XS && !DRY && CL == 0 && PF == 0), "the cp.async ring: its own dynamic shared memory, with the math");
   static_assert(!H16 || (!XS && !CPA && !DRY && CL == 0 && PF == 0), "the fp16 activation: its own dynamic shared memory, with the math");
+  static_assert(!NB || (SP && !DRY && !CPA && !H16 && PF == 0 && LP == 0), "the branch-free ring: v14's loads and math");
   extern __shared__ uint4 xsm[];                           // XS: the block's activation; CPA: the weight ring
   __shared__ float red[SR][SK > 1 ? SK - 1 : 1][MT][RP][2];
   __shared__ unsigned last;
@@ -1577,6 +1580,37 @@ __device__ __forceinline__ void gemv_v13_body(const unsigned char* __restrict__ 
       if (!XS && !H16) v13_load_x<MT>(xv[d], x, M, K, 512 * (s0 + d) + lk);
     }
   }
+  // NB (v23): the head's lesson (head_v5 / head_v6: loads inside branches streamed as if one were in flight, the same
+  // stream without branches at 99 %). Whole groups of D steps run without a condition: the refill of step cur + D - 1 is
+  // always issued, clamped to the slice's last step (a repeat L2 holds; its slot is never read); the last D - 1 or fewer
+  // steps, already requested, run after. The same loads of the same steps, the same sums in the same order as v14.
+  auto nb_math = [&](int d, int cur) {
+    const float slo = sl[d] * W_RESCALE_BITS, shi = (EPI == 2 ? sh[d] : sl[d]) * W_RESCALE_BITS;
+    if (XS) {
+      uint4 xl[MT][2];
+      xl[0][0] = xsm[(cur - b0) * 64 + 8 * g + 2 * t]; xl[0][1] = xsm[(cur - b0) * 64 + 8 * g + 2 * t + 1];
+      v13_math<RP, MT>(acc, wv[d], xl, slo, shi, g);
+    } else {
+      v13_math<RP, MT>(acc, wv[d], xv[d], slo, shi, g);
+    }
+  };
+  if (NB) {
+    int s = s0;
+    for (; s + D <= s1; s += D) {
+#pragma unroll
+      for (int d = 0; d < D; ++d) {
+        const int cur = s + d, nxt = min(cur + D - 1, s1 - 1);
+        v13_load_w<RP, MT, LP>(wv[(d + D - 1) % D], W, row, K, 512 * nxt + lk);
+        load_sc((d + D - 1) % D, nxt);
+        if (!XS) v13_load_x<MT>(xv[(d + D - 1) % D], x, M, K, 512 * nxt + lk);
+        nb_math(d, cur);
+      }
+    }
+#pragma unroll
+    for (int d = 0; d < D - 1; ++d)
+      if (s + d < s1) nb_math(d, s + d);
+  }
+  if (!NB)
   for (int s = s0; s < s1; s += D) {
 #pragma unroll
     for (int d = 0; d < D; ++d) {
@@ -1817,6 +1851,14 @@ __global__ void __launch_bounds__(32 * SR * SK, MINB) gemv_fp8_v21(
     float* __restrict__ partial, unsigned* __restrict__ counters) {
   gemv_v13_body<SR, SK, RP, EPI, MT, D, EARLY, false, true, XS, 0, false, XCH, 0, false, LP>(W, scale, x, res, y, N, K, M, ldy, partial, counters);
 }
+// v23: v14 (XCH: v18's split end) with the branch-free ring (NB). Bit-identical to v14 / v18.
+template <int SR, int SK, int RP, int EPI, int MT, int D, bool EARLY, int MINB, bool XS, bool XCH>
+__global__ void __launch_bounds__(32 * SR * SK, MINB) gemv_fp8_v23(
+    const unsigned char* __restrict__ W, const float* __restrict__ scale, const unsigned short* __restrict__ x,
+    const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
+    float* __restrict__ partial, unsigned* __restrict__ counters) {
+  gemv_v13_body<SR, SK, RP, EPI, MT, D, EARLY, false, true, XS, 0, false, XCH, 0, false, 0, false, false, true>(W, scale, x, res, y, N, K, M, ldy, partial, counters);
+}
 // v22: v14 (XCH: v18's split end) with the fp16 path (H16): the weights converted by the hardware, the activation staged
 // as scaled fp16 tiles; dynamic shared memory MT nst (1 KB + 16 B) (v22_smem).
 template <int SR, int SK, int RP, int EPI, int MT, int D, bool EARLY, int MINB, bool XCH, bool RAW = false>
@@ -1892,6 +1934,12 @@ GEMV22_INST(4, 1, 2, 0, 1, 2, true, 1, false) GEMV22_INST(4, 1, 2, 1, 1, 3, true
 GEMV22_INST(4, 1, 1, 1, 8, 2, true, 1, true) GEMV22_INST(4, 1, 1, 0, 8, 2, true, 1, false)
 template __global__ void gemv_fp8_v22<4, 1, 2, 0, 1, 2, true, 7, false, true>(
     const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+#endif
+#define GEMV23_INST(SR, SK, RP, EPI, MT, D, E, MB, XS, XCH) template __global__ void gemv_fp8_v23<SR, SK, RP, EPI, MT, D, E, MB, XS, XCH>( \
+    const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
+GEMV23_INST(4, 1, 2, 0, 1, 2, true, 1, true, false) GEMV23_INST(4, 1, 2, 0, 1, 3, true, 1, false, false) GEMV23_INST(2, 1, 4, 2, 1, 2, true, 1, false, false)
+GEMV23_INST(4, 1, 2, 1, 1, 3, true, 1, true, true) GEMV23_INST(4, 1, 1, 1, 8, 2, true, 1, false, true)
 template __global__ void gemv_stream_probe<8>(const uint4*, long long, unsigned*);
 template __global__ void gemv_stream_probe<16>(const uint4*, long long, unsigned*);
 #endif

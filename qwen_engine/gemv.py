@@ -11,13 +11,13 @@ __all__ = ['BLOCK', 'ENGINE_KERNELS', 'V3_KERNELS', 'V8_SWEEP', 'V8_KERNELS', 'V
            'HEAD_V7_SWEEP', 'HEAD_V7_KERNELS', 'HEAD_V8_SWEEP', 'HEAD_V8_KERNELS', 'MODEL_SHAPES', 'AWKWARD',
            'V12_MARGIN', 'V12_PLAN', 'V12_MINB', 'ENGINE_MARGIN', 'ENGINE_CHOICE', 'ENGINE_V14', 'ENGINE_MINB',
            'V19_SWEEP', 'V20_SWEEP', 'V20_KERNELS', 'V21_LP', 'V21_SWEEP', 'V21_KERNELS', 'V22_SWEEP', 'V22_KERNELS',
-           'V19_KERNELS', 'quantize_fp8', 'dequantize_fp8', 'gemv_reference', 'gemv_scratch', 'v4_plan', 'v4_scratch',
-           'v8_plan', 'v8_smem', 'v8_scratch', 'v13_grid', 'v13_scratch', 'v20_smem', 'v14_smem', 'v22_smem',
-           'stream_probe', 'gemv', 'lm_head_scratch', 'lm_head', 'engine_plan', 'engine_scratch', 'engine_kwargs',
-           'engine_gemv', 'engine_choice', 'synth_fp8', 'torch_epilogue', 'check_gemv', 'check_ok',
-           'check_multirow_identity', 'bytes_of', 'time_engine', 'time_gemv', 'time_scaled_mm', 'check_lm_head',
-           'bandwidth_now', 'sweep', 'M_PAD_BYTES', 'best_choice', 'token_graph', 'time_lm_head', 'run_all',
-           'bench_register', 'checks_table', 'best_by_variant', 'speed_table', 'speed_plot']
+           'V23_SWEEP', 'V23_KERNELS', 'V19_KERNELS', 'quantize_fp8', 'dequantize_fp8', 'gemv_reference',
+           'gemv_scratch', 'v4_plan', 'v4_scratch', 'v8_plan', 'v8_smem', 'v8_scratch', 'v13_grid', 'v13_scratch',
+           'v20_smem', 'v14_smem', 'v22_smem', 'stream_probe', 'gemv', 'lm_head_scratch', 'lm_head', 'engine_plan',
+           'engine_scratch', 'engine_kwargs', 'engine_gemv', 'engine_choice', 'synth_fp8', 'torch_epilogue',
+           'check_gemv', 'check_ok', 'check_multirow_identity', 'bytes_of', 'time_engine', 'time_gemv',
+           'time_scaled_mm', 'check_lm_head', 'bandwidth_now', 'sweep', 'M_PAD_BYTES', 'best_choice', 'token_graph',
+           'time_lm_head', 'run_all', 'bench_register', 'checks_table', 'best_by_variant', 'speed_table', 'speed_plot']
 
 # %% ../nbs/06_gemv.ipynb #9b77fff9
 import functools, math, time
@@ -300,7 +300,7 @@ def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None,
     Nout = N // 2 if epi == 2 else N
     out = torch.empty(M, Nout, dtype=torch.bfloat16, device=q.device) if out is None else out
     if epi == 1: assert res is not None and res.shape == (M, N) and res.dtype == torch.bfloat16 and res.is_contiguous()
-    if pdl and variant not in (3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 19, 20, 21, 22): raise ValueError(f"pdl: only v3 and v8-v22 wait for the kernel before it (qe_grid_wait); v{variant} does not")
+    if pdl and variant not in (3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 19, 20, 21, 22, 23): raise ValueError(f"pdl: only v3 and v8-v23 wait for the kernel before it (qe_grid_wait); v{variant} does not")
     if variant == 1:
         assert M == 1 and epi == 0, "v1 is the plain M = 1 baseline"
         launch(get_kernel("gemv", "gemv_fp8_v1"), (N // 8,), (256,), (q, scale, x, out, np.int32(N), np.int32(K)))
@@ -315,7 +315,7 @@ def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None,
         part, cnt = scratch if scratch is not None else v4_scratch(N, K, RG, epi, bps, q.device)
         launch(get_kernel("gemv", f"gemv_fp8_v4<{RG}, {epi}>"), (blocks,), (128,), args + (part, cnt))
         return out
-    assert variant in (3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 19, 20, 21, 22) and 1 <= KS <= 16
+    assert variant in (3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 19, 20, 21, 22, 23) and 1 <= KS <= 16
     if variant == 7:
         if KS > 1 and scratch is None: scratch = gemv_scratch(N, RG, KS, epi, q.device)
         part, cnt = scratch if KS > 1 else (out, out)
@@ -349,9 +349,9 @@ def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None,
         if k.max_dynamic_shared_size_bytes < smem: k.max_dynamic_shared_size_bytes = smem
         launch(k, (grid, KS), (32 * S,), args + (part, cnt), smem=smem)
         return out
-    if variant in (13, 14, 15, 16, 18, 19, 20, 21, 22):   # S: warps on distinct rows (SR); v13opt = (SK warps splitting K, RP row pairs per warp, EARLY[, XS[, PF | LP]]); minb 1 = none
+    if variant in (13, 14, 15, 16, 18, 19, 20, 21, 22, 23):   # S: warps on distinct rows (SR); v13opt = (SK warps splitting K, RP row pairs per warp, EARLY[, XS[, PF | LP]]); minb 1 = none
         SK, RP, early, *rest = v13opt
-        xs = bool(rest and rest[0]) and variant in (14, 15, 16, 18, 19, 21)
+        xs = bool(rest and rest[0]) and variant in (14, 15, 16, 18, 19, 21, 23)
         pf = rest[1] if len(rest) > 1 else 0            # v19: steps prefetched into L2 past the register ring; v21: the L2 fetch hint LP
         if variant == 18 and (KS != 2 or epi == 2): raise ValueError(f"v18 meets a split of exactly 2 blocks (KS = {KS}), epilogue 0 or 1 (epi = {epi})")
         if variant == 19 and pf < 1: raise ValueError(f"v19 prefetches PF >= 1 steps ahead (v13opt[4] = {pf})")
@@ -370,8 +370,9 @@ def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None,
                 f"gemv_fp8_v20<{S}, {SK}, {RP}, {epi}, {MT}, {D}, {b(early)}, {minb or 1}, {b(KS == 2 and epi != 2)}>" if variant == 20 else
                 f"gemv_fp8_v21<{S}, {SK}, {RP}, {epi}, {MT}, {D}, {b(early)}, {minb or 1}, {b(xs)}, {b(KS == 2 and epi != 2)}, {pf}>" if variant == 21 else
                 f"gemv_fp8_v22<{S}, {SK}, {RP}, {epi}, {MT}, {D}, {b(early)}, {minb or 1}, {b(KS == 2 and epi != 2)}" + (", true>" if dry else ">") if variant == 22 else
+                f"gemv_fp8_v23<{S}, {SK}, {RP}, {epi}, {MT}, {D}, {b(early)}, {minb or 1}, {b(xs)}, {b(KS == 2 and epi != 2)}>" if variant == 23 else
                 f"gemv_fp8_v{variant}<{S}, {SK}, {RP}, {epi}, {MT}, {D}, {b(early)}, {b(dry)}, {minb or 1}" + (f", {b(xs)}>" if variant == 14 else ">"))
-        group = {13: V13_KERNELS, 14: V14_KERNELS, 15: V15_KERNELS, 16: V16_KERNELS, 18: V18_KERNELS, 19: V19_KERNELS, 20: V20_KERNELS, 21: V21_KERNELS, 22: V22_KERNELS}[variant]
+        group = {13: V13_KERNELS, 14: V14_KERNELS, 15: V15_KERNELS, 16: V16_KERNELS, 18: V18_KERNELS, 19: V19_KERNELS, 20: V20_KERNELS, 21: V21_KERNELS, 22: V22_KERNELS, 23: V23_KERNELS}[variant]
         k = _engine_kernel(name) if name in ENGINE_KERNELS else get_kernel("gemv", name, together=group if name in group else ())
         smem = v14_smem(K, SK, KS) if xs else v20_smem(S, SK, RP, D) if variant == 20 else v22_smem(K, SK, KS, MT) if variant == 22 else 0
         # past 40 KB of dynamic shared memory, opt in (the block's static shared memory counts toward the default 48 KB too:
@@ -568,6 +569,18 @@ V22_SWEEP = {(14336, 5120, 0): _V22_BIG, (16384, 5120, 0): _V22_BIG, (34816, 512
 V22_KERNELS = tuple(dict.fromkeys([_v22_name(e, c) for (_, _, epi), cs in V22_SWEEP.items() for c in cs for e in (epi, 0)]
                                   + [_v22_name(e, c[:2] + V13_MULTI[:2] + (c[4], V13_MULTI[2], c[6], 0), 8)
                                      for (_, _, epi), cs in V22_SWEEP.items() for c in cs for e in (epi, 0)]))
+# v23's sweep: each shape's engine configuration (SR, SK, RP, D, EARLY, MINB, KS, XS), and the same held to v14's blocks
+# an SM (MINB): without its branches the loop keeps more in registers (nvcc -Xptxas -v: q|gate|k|v 72 -> 113).
+def _v23_name(epi, cfg, MT=1):
+    SR, SK, RP, D, E, MB, KS, XS = cfg
+    b = lambda v: "true" if v else "false"
+    return f"gemv_fp8_v23<{SR}, {SK}, {RP}, {epi}, {MT}, {D}, {b(E)}, {MB}, {b(XS and MT == 1)}, {b(KS == 2 and epi != 2)}>"
+_engine_cfg = lambda k: (ENGINE_CHOICE[k][1], *ENGINE_V14[k][:3], ENGINE_V14[k][3], 1, ENGINE_CHOICE[k][3], ENGINE_V14[k][4])
+_V23_MINB = {(14336, 5120, 0): 7, (16384, 5120, 0): 4, (34816, 5120, 2): 3, (5120, 6144, 1): 5, (5120, 17408, 1): 5}   # v14's blocks an SM
+V23_SWEEP = {k: (_engine_cfg(k), _engine_cfg(k)[:5] + (_V23_MINB[k],) + _engine_cfg(k)[6:]) for k in ENGINE_V14}
+V23_KERNELS = tuple(dict.fromkeys([_v23_name(e, c) for (_, _, epi), cs in V23_SWEEP.items() for c in cs for e in (epi, 0)]
+                                  + [_v23_name(e, c[:2] + V13_MULTI[:2] + (c[4], V13_MULTI[2], c[6], 0), 8)
+                                     for (_, _, epi), cs in V23_SWEEP.items() for c in cs for e in (epi, 0)]))
 V19_KERNELS = tuple(dict.fromkeys([_v19_name(e, c, pf) for (_, _, epi), cs in V19_SWEEP.items() for c in cs for e in (epi, 0) for pf in V19_PF]
                                   + [_v19_name(e, c[:2] + V13_MULTI[:2] + (c[4], V13_MULTI[2], c[6], 0), pf, 8)
                                      for (_, _, epi), cs in V19_SWEEP.items() for c in cs for e in (epi, 0) for pf in V19_PF]))
@@ -582,12 +595,12 @@ def engine_scratch(N: int, K: int, epi: int, device="cuda"):
     v, S, RG, KS = engine_plan(N, K, epi)
     if KS == 1: return None
     if v == 15: return None                             # the split meets inside a cluster
-    return v13_scratch(N, K, epi, S, ENGINE_V14[(N, K, epi)][1], KS, device) if v in (14, 16, 18, 19, 20, 21, 22) else gemv_scratch(N, RG, KS, epi, device)
+    return v13_scratch(N, K, epi, S, ENGINE_V14[(N, K, epi)][1], KS, device) if v in (14, 16, 18, 19, 20, 21, 22, 23) else gemv_scratch(N, RG, KS, epi, device)
 
 def engine_kwargs(N: int, K: int, epi: int) -> dict:
     "The keyword arguments of `gemv` (and `check_gemv`) that launch the engine's configuration for this shape."
     v, S, RG, KS = engine_plan(N, K, epi)
-    if v in (14, 15, 16, 18, 19, 20, 21, 22):
+    if v in (14, 15, 16, 18, 19, 20, 21, 22, 23):
         SK, RP, D, E, XS, *PF = ENGINE_V14[(N, K, epi)]          # v19: a sixth entry, its prefetch distance
         return dict(S=S, RG=RG, variant=v, KS=KS, D=D, v13opt=(SK, RP, E, XS, *PF))
     return dict(S=S, RG=RG, variant=v, KS=KS, minb=ENGINE_MINB.get((N, K, epi), 0))
@@ -599,7 +612,7 @@ def engine_gemv(q, scale, x, epi: int, res, out, scratch, pdl: bool = False):
 def engine_choice(N: int, K: int, epi: int) -> tuple:
     "The engine's configuration for this shape as a `token_graph` choice entry: (variant, S, RG, KS, bps, D[, C, v13opt])."
     p = engine_plan(N, K, epi)
-    if p[0] not in (14, 15, 16, 18, 19, 20, 21, 22): return p + (4, 4)
+    if p[0] not in (14, 15, 16, 18, 19, 20, 21, 22, 23): return p + (4, 4)
     SK, RP, D, E, XS, *PF = ENGINE_V14[(N, K, epi)]
     return p + (4, D, 8, (SK, RP, E, XS, *PF))
 
@@ -624,7 +637,7 @@ def check_gemv(N, K, epi, M, gen, S, RG, variant=3, KS=1, bps=4, D=4, v7opt=(0, 
     res = torch.randn(M, N, generator=gen, device="cuda").to(torch.bfloat16) if epi == 1 else None
     y0 = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device="cuda")       # poison: unwritten outputs stay NaN
     gemv(q, sc, x, 0, None, S=S, RG=RG if variant == 4 and epi != 2 else 1 if variant > 1 else RG, out=y0, variant=variant, KS=KS, bps=bps, D=D, v7opt=v7opt,
-         minb=minb if epi != 2 or variant in (13, 14, 15, 16, 18, 19, 20, 21, 22) else 0, C=C, v13opt=v13opt)
+         minb=minb if epi != 2 or variant in (13, 14, 15, 16, 18, 19, 20, 21, 22, 23) else 0, C=C, v13opt=v13opt)
     ref = gemv_reference(q, sc, x)
     err = (y0.double() - ref).abs()
     ulps = err / bf16_ulp(ref)
@@ -677,7 +690,7 @@ def time_gemv(N, K, epi, S, RG, gen, M=1, variant=3, KS=1, bps=4, D=4, v7opt=(0,
     res = torch.randn(M, N, device="cuda").to(torch.bfloat16) if epi == 1 else None
     out = torch.empty(M, N // 2 if epi == 2 else N, dtype=torch.bfloat16, device="cuda")
     reps = max(1, 40 // n)
-    scr = v13_scratch(N, K, epi, S, v13opt[1], KS) if variant in (13, 14, 16, 18, 19, 20, 21, 22) and KS > 1 else v8_scratch(N, K, RG, epi, C, bps) if variant in (8, 9, 10) else v4_scratch(N, K, RG, epi, bps) if variant == 4 else gemv_scratch(N, RG, KS, epi) if KS > 1 else None
+    scr = v13_scratch(N, K, epi, S, v13opt[1], KS) if variant in (13, 14, 16, 18, 19, 20, 21, 22, 23) and KS > 1 else v8_scratch(N, K, RG, epi, C, bps) if variant in (8, 9, 10) else v4_scratch(N, K, RG, epi, bps) if variant == 4 else gemv_scratch(N, RG, KS, epi) if KS > 1 else None
     us = 1000 * median(time_graph(lambda i: gemv(ws[i % n][0], ws[i % n][1], x, epi, res, S=S, RG=RG, out=out, variant=variant, KS=KS, scratch=scr, bps=bps, D=D, v7opt=v7opt, C=C, pdl=pdl, dry=dry, conv=conv, minb=minb, v13opt=v13opt),
                                   calls=n * reps, reps=7))
     del ws
@@ -785,7 +798,7 @@ def token_graph(choice, gen, bw, c=None, pdl: bool = False, minb: dict = None):
     outs = {(N, epi): torch.empty(1, N // 2 if epi == 2 else N, dtype=torch.bfloat16, device="cuda") for _, _, N, _, epi in mats}
     res = torch.randn(1, H, device="cuda").to(torch.bfloat16)
     rowset = torch.arange(c.vocab_size, dtype=torch.int32, device="cuda")
-    scr = {k: (v13_scratch(k[0], k[1], k[2], v[1], v[7][1], v[3]) if v[0] in (13, 14, 16, 18, 19, 20, 21, 22) and v[3] > 1 else None if v[0] in (13, 14, 15, 16, 18, 19, 20, 21, 22) else
+    scr = {k: (v13_scratch(k[0], k[1], k[2], v[1], v[7][1], v[3]) if v[0] in (13, 14, 16, 18, 19, 20, 21, 22, 23) and v[3] > 1 else None if v[0] in (13, 14, 15, 16, 18, 19, 20, 21, 22, 23) else
                v8_scratch(k[0], k[1], v[2], k[2], v[6], v[4]) if v[0] in (8, 9, 10) else v4_scratch(k[0], k[1], v[2], k[2], v[4]) if v[0] == 4
                else gemv_scratch(k[0], v[2], v[3], k[2]) if v[3] > 1 else None)
            for k, v in choice.items() if isinstance(k, tuple)}
@@ -793,7 +806,7 @@ def token_graph(choice, gen, bw, c=None, pdl: bool = False, minb: dict = None):
         for q, sc, N, K, epi in mats:
             v, S, RG, KS, bps, D, *C = choice[(N, K, epi)]
             gemv(q, sc, xs[K], epi, res if epi == 1 else None, S=S, RG=RG, out=outs[(N, epi)], variant=v, KS=KS, scratch=scr[(N, K, epi)], bps=bps, D=D,
-                 minb=minb.get((N, K, epi), 0) if v in (3, 11, 12, 13, 14, 15, 16, 18, 19, 20, 21, 22) else 0, pdl=pdl and v in (3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 19, 20, 21, 22), C=C[0] if C else 8,
+                 minb=minb.get((N, K, epi), 0) if v in (3, 11, 12, 13, 14, 15, 16, 18, 19, 20, 21, 22, 23) else 0, pdl=pdl and v in (3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 19, 20, 21, 22, 23), C=C[0] if C else 8,
                  v13opt=C[1] if len(C) > 1 else (1, 1, True))
         lm_head(W, xs[H], rowset=rowset, S=choice.get("lm_head", 4), pdl=pdl)
     ms = median(time_graph(step, calls=1, reps=10))
