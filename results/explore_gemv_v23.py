@@ -31,7 +31,7 @@ if wins:
     def apply(on):
         def g(wq, x, epi, o, res=None):
             N, K = wq[0].shape
-            key = next((k for k in wins if k[:2] == (N, K) and k[2] in (epi,)), None) if on else None
+            key = (N, K) if on and (N, K) in wins else None
             if key is None: return engine_gemv_method(step, wq, x, epi, o, res)
             SR, SK, RP, D, E, MB, KS, XS = wins[key]
             G.gemv(wq[0], wq[1], x, epi, res, out=o, scratch=step.scratch[(N, K, epi)], pdl=step.pdl, S=SR, RG=2 if epi == 2 else 1,
