@@ -9,7 +9,9 @@ float64, v22 and the engine; then each shape timed alone with PDL interleaved wi
 (the engine's plan, v22's best per shape, the engine's again); with V22_STEP=1 (or time left) the decode step (27B shape,
 synthetic, PDL graph) with v22 on every shape, interleaved with the engine's, three times (greedy tokens recorded: they
 may differ, the roundings differ).
-Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_v22.py OUT_DIR (gemv_v22_h200.json). About 300 s."""
+Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_v22.py OUT_DIR (gemv_v22_h200.json). About 300 s.
+(The step's A/B moved into explore_util.step_ab after this record was made, shared with explore_gemv_v23.py: the same
+steps, not re-run.)"""
 import os, time
 import torch
 from qwen_engine import gemv as G
@@ -129,36 +131,17 @@ if len(best) == len(G.V22_SWEEP):
     save()
 
 if len(best) == len(G.V22_SWEEP) and (os.environ.get("V22_STEP") or time.time() - T0 < 330):
-    from qwen_engine.config import preset
-    from qwen_engine.step import DecodeStep, synthetic_engine_weights, run
-    from qwen_engine.decode_bench import _prompt
-    torch.cuda.empty_cache()
-    cfg = preset("qwen3_5_27b")
-    EW, _ = synthetic_engine_weights(cfg, 0, "cuda")
-    step = DecodeStep(cfg, EW, max_context=33 * 1024)
-    prompt = _prompt(1024)
     engine_kwargs = G.engine_kwargs
-    def use(v22):
+    def use(step, v22):
+        "The engine's launcher with v22's best configuration on every shape (v22 = 0: the engine's)."
         def k(N, K, epi):
             e = engine_kwargs(N, K, epi)
             if not v22 or (N, K, epi) not in best: return e
             SR, SK, RP, D, E, MB, KS, XS = best[(N, K, epi)]
             return dict(S=SR, RG=2 if epi == 2 else 1, variant=22, KS=KS, D=D, minb=MB, v13opt=(SK, RP, bool(E), False))
         G.engine_kwargs = k
-    for v in (0, 1):
-        use(v); step.graph = None
-        ids = guard(f"step tokens {v}", lambda: list(run(step, prompt[:16], 24)))
-        rec["step_tokens"]["v22" if v else "engine"] = ids
-        print(f"step {'v22' if v else 'engine'}: tokens {ids} {el()}", flush=True)
-    for rep in range(3):
-        for v in (0, 1):
-            use(v); step.graph = None
-            r = guard(f"step time {v}", lambda: explore_util.step_times(step, prompt))
-            if r:
-                rec["step"].append(dict(plan="v22" if v else "engine", rep=rep, ms_1k=r[1024], ms_32k=r[32768]))
-                print(f"step rep {rep} {'v22' if v else 'engine'}: 1K {r[1024]:.3f} ms, 32K {r[32768]:.3f} ms {el()}", flush=True)
-        save()
-    use(0); G.engine_kwargs = engine_kwargs
+    explore_util.step_ab(rec, guard, el, save, use, "v22", require_equal=False)   # (v22's roundings differ: its tokens may)
+    G.engine_kwargs = engine_kwargs
 
 print(f"\n{'shape':<14} {'engine %':>9} {'v22 best %':>11}  cfg")
 for (N, K, epi), cfgs in G.V22_SWEEP.items():

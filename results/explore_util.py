@@ -56,6 +56,39 @@ def step_times(step, prompt, ctxs=(1024, 32768)) -> dict:
     return r
 
 
+def step_ab(rec: dict, guard, el, save, apply, label: str, reps: int = 3, require_equal: bool = True, token_key: str = None):
+    """The decode step's A/B (chapter 06's explorations): the 27B-shape synthetic step (seed 0), PDL graph, built once;
+    `apply(step, on)` routes the step's GEMVs through the engine's plan (on = 0) or the variant's (on = 1). Each plan's
+    first 24 greedy tokens after a 16-token prompt go to rec["step_tokens"] ("engine", `token_key` or `label`); then (only if they are
+    equal, with `require_equal`) `reps` interleaved rounds of ms per replay at 1K and 32K into rec["step"] as
+    dict(plan, rep, ms_1k, ms_32k); `save()` after them. The engine's plan is applied again at the end."""
+    import torch
+    from qwen_engine.config import preset
+    from qwen_engine.step import DecodeStep, synthetic_engine_weights, run
+    from qwen_engine.decode_bench import _prompt
+    torch.cuda.empty_cache()
+    cfg = preset("qwen3_5_27b")
+    EW, _ = synthetic_engine_weights(cfg, 0, "cuda")
+    step = DecodeStep(cfg, EW, max_context=33 * 1024)
+    prompt = _prompt(1024)
+    names, keys = ("engine", label), ("engine", token_key or label)
+    for on in (0, 1):
+        apply(step, on); step.graph = None
+        rec["step_tokens"][keys[on]] = guard(f"step tokens {names[on]}", lambda: list(run(step, prompt[:16], 24)))
+    same = rec["step_tokens"][keys[1]] == rec["step_tokens"]["engine"]
+    print(f"step tokens equal: {same} {el()}", flush=True)
+    for rep in range(reps if same or not require_equal else 0):
+        for on in (0, 1):
+            apply(step, on); step.graph = None
+            r = guard(f"step {names[on]}", lambda: step_times(step, prompt))
+            if r:
+                rec["step"].append(dict(plan=names[on], rep=rep, ms_1k=r[1024], ms_32k=r[32768]))
+                print(f"step rep {rep} {names[on]}: 1K {r[1024]:.3f} ms, 32K {r[32768]:.3f} ms {el()}", flush=True)
+        save()
+    apply(step, 0)
+    return step
+
+
 def recorder(name: str, what: str, script: str, out=None, **fields):
     """The frame every exploration script shares: (rec, guard, el, save). rec holds `fields`, `errors` and the read
     bandwidth measured now; guard(what, fn) runs a part and records its failure; el() is the elapsed time for printing;
