@@ -239,3 +239,20 @@ def flag_sweep(rec: dict, gen, bw: float, el, save, variant: int, sweep: dict, v
         if t: rec["token"][label] = dict(t, swap={f"{k[0]}x{k[1]}": dict(cfg=list(c), pf=p) for k, (c, p) in swap.items()}); print(f"token {label}: {t['ms']:.3f} ms, ratio {t['ratio']:.3f} {el()}")
 
     return passed
+
+
+def v14_v18_sweeps(name: str, what: str, script: str, sweep14: dict, sweep18: dict):
+    """Configurations of v14 (`sweep14`) and of v18 (`sweep18`, the split shapes) through `flag_sweep` (no extra template
+    value), one record `name`: rec["wins"] both sweeps' winners, rec["token"] the v14 sweep's token runs, rec["token_v18"]
+    the v18 sweep's. (explore_gemv_v14e.py, explore_gemv_v14f.py.)"""
+    import torch
+    from qwen_engine import gemv as G
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    rec, guard_, el, save = recorder(name, what, script, checks=[], identity=[], versus_engine=[], timings=[], regs={})
+    rec["sweep"] = {f"{k[0]}x{k[1]}": [list(c) for c in v] for k, v in {**sweep14, **sweep18}.items()}
+    flag_sweep(rec, gen, rec["bandwidth_tbps"], el, save, 14, sweep14, (0,), lambda e, c, _: G._v14_name(e, c), "-", ())
+    rec14 = {k: rec[k] for k in ("wins", "token")}
+    flag_sweep(rec, gen, rec["bandwidth_tbps"], el, save, 18, sweep18, (0,), lambda e, c, _: G._v18_name(e, c), "-", ())
+    rec["wins"], rec["token_v18"], rec["token"] = {**rec14["wins"], **rec["wins"]}, rec["token"], rec14["token"]
+    print(f"done {el()}; errors {len(rec['errors'])}")
+    save()
