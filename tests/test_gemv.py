@@ -463,5 +463,8 @@ def test_head_v4_launcher(monkeypatch):
         want = {5: f"lm_head_bf16_v5<{SR}, {U}, 1, {RG}>", 6: f"lm_head_bf16_v6<{SR}, {U}, 1, {RG}, 20>", 7: f"lm_head_bf16_v7<{SR}, 1, {RG}, 20>",
                 8: f"lm_head_bf16_v8<{SR}, {U}, 1, {RG}, 20>"}[hv]
         assert named[-2] == want and grids[-2][0] == (min(132 * BPS, -(-(-(-248320 // RG)) // SR)),) and grids[-1][1][2] == grids[-2][0][0], cfg
+        nb = grids[-2][0][0]; MR = -(-(-(-248320 // RG)) // (nb * SR)) * RG          # the most rows a warp takes
+        want_smem = 5120 * 2 + SR * MR * 4 + (SR * U * 10 * 512 if hv == 8 else 0)   # the activation, the row ids (v8: its rings)
+        assert grids[-2][2] == want_smem, (cfg, grids[-2][2], want_smem)
     G.lm_head(W5, x5[:1], rowset=torch.arange(100, dtype=torch.int32), v3=(6, 8, 20, 2, 2))
     assert grids[-2][0] == (7,)                                               # 50 groups of 2 rows over 8 warps a block
