@@ -6,7 +6,9 @@ occupancy. The configurations of V20_SWEEP on each shape. Each: float64 check at
 M = 1 and 20 repeats, bit-identical to the engine's kernel on the same inputs; timed alone with PDL interleaved with the
 engine's, twice; then the token's GEMVs: the engine's plan, v20 on every shape where it won both repeats, again.
 Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_v20.py OUT_DIR (gemv_v20_h200.json). About 100 s.
-(explore_util.versus_engine was factored out of this script after its record was made: the same code, not re-run.)"""
+(explore_util.versus_engine was factored out of this script after its record was made: the same code, not re-run.)
+(The interleaved timing loop moved into explore_util.time_vs_engine after this record was made: the same steps, not re-run.)
+"""
 import sys, time
 import torch
 from qwen_engine import gemv as G
@@ -58,17 +60,7 @@ for N, K, epi, cfg, check, ident, vs in all_checks():
     rec["smem"][name] = G.v20_smem(cfg[0], cfg[1], cfg[2], cfg[3])
     print(f"{N}x{K} {cfg}: {'ok (= engine)' if passed[(N, K, epi, cfg)] else 'FAILED'}; regs {r}, ring {rec['smem'][name] // 1024} KB {el()}")
 save()
-nbytes = {k: G.bytes_of(*k[:2], 1, k[2]) for k in G.V20_SWEEP}
-for rep in range(2):
-    for (N, K, epi), cfgs in G.V20_SWEEP.items():
-        e = guard("time engine", lambda: G.time_engine(N, K, epi, gen))
-        if e: rec["timings"].append(dict(N=N, K=K, epi=epi, cfg="engine", rep=rep, us=e, frac=nbytes[(N, K, epi)] / (e * 1e-6) / (bw * 1e12)))
-        for cfg in cfgs:
-            if not passed[(N, K, epi, cfg)]: continue
-            us = guard(f"time {cfg}", lambda: G.time_gemv(N, K, epi, cfg[0], 2 if epi == 2 else 1, gen, pdl=True, **kw20(cfg)))
-            if us: rec["timings"].append(dict(N=N, K=K, epi=epi, cfg=list(cfg), rep=rep, us=us, frac=nbytes[(N, K, epi)] / (us * 1e-6) / (bw * 1e12)))
-        print(f"rep {rep} {N}x{K}: " + ", ".join(f"{t['cfg'] if t['cfg'] == 'engine' else tuple(t['cfg'][:6])} {t['us']:.2f} ({100 * t['frac']:.1f} %)"
-                                                  for t in rec["timings"] if (t["N"], t["K"], t["rep"]) == (N, K, rep)) + f" {el()}")
+explore_util.time_vs_engine(rec, guard, el, gen, bw, G.V20_SWEEP, lambda N, K, epi, cfg: passed[(N, K, epi, cfg)], kw20)
 save()
 # a (configuration, PF) wins a shape if it beat the engine's in both repeats by more than the engine's margin; the best of those
 wins = {}

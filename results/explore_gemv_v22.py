@@ -11,7 +11,9 @@ synthetic, PDL graph) with v22 on every shape, interleaved with the engine's, th
 may differ, the roundings differ).
 Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_v22.py OUT_DIR (gemv_v22_h200.json). About 300 s.
 (The step's A/B moved into explore_util.step_ab after this record was made, shared with explore_gemv_v23.py: the same
-steps, not re-run.)"""
+steps, not re-run.)
+(The interleaved timing loop moved into explore_util.time_vs_engine after this record was made: the same steps, not re-run.)
+"""
 import os, time
 import torch
 from qwen_engine import gemv as G
@@ -91,17 +93,7 @@ for N, K, epi, _ in G.MODEL_SHAPES:
     if e: rec["extreme"].append(e); print(f"extreme {N}x{K}: {e}", flush=True)
 save()
 
-nbytes = {k: G.bytes_of(*k[:2], 1, k[2]) for k in G.V22_SWEEP}
-for rep in range(2):
-    for (N, K, epi), cfgs in G.V22_SWEEP.items():
-        e = guard("time engine", lambda: G.time_engine(N, K, epi, gen))
-        if e: rec["timings"].append(dict(N=N, K=K, epi=epi, cfg="engine", rep=rep, us=e, frac=nbytes[(N, K, epi)] / (e * 1e-6) / (bw * 1e12)))
-        for cfg in cfgs:
-            if not passed[(N, K, epi, cfg)]: continue
-            us = guard(f"time {cfg}", lambda: G.time_gemv(N, K, epi, cfg[0], 2 if epi == 2 else 1, gen, pdl=True, **kw(cfg)))
-            if us: rec["timings"].append(dict(N=N, K=K, epi=epi, cfg=list(cfg), rep=rep, us=us, frac=nbytes[(N, K, epi)] / (us * 1e-6) / (bw * 1e12)))
-        print(f"rep {rep} {N}x{K}: " + ", ".join(f"{'E' if t['cfg'] == 'engine' else t['cfg'][:4]} {t['us']:.2f} ({100 * t['frac']:.1f} %)"
-                                                  for t in rec["timings"] if (t["N"], t["K"], t["rep"]) == (N, K, rep)) + f" {el()}", flush=True)
+explore_util.time_vs_engine(rec, guard, el, gen, bw, G.V22_SWEEP, lambda N, K, epi, cfg: passed[(N, K, epi, cfg)], kw)
 save()
 
 best = {}

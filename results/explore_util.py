@@ -56,6 +56,24 @@ def step_times(step, prompt, ctxs=(1024, 32768)) -> dict:
     return r
 
 
+def time_vs_engine(rec: dict, guard, el, gen, bw: float, sweep: dict, ok, kw, reps: int = 2):
+    """Each shape of `sweep` {(N, K, epi): configurations} timed alone with PDL, interleaved: the engine's kernel, then
+    every configuration with ok(N, K, epi, cfg) through gemv(**kw(cfg)); `reps` rounds, appended to rec["timings"] as
+    dict(N, K, epi, cfg ("engine" or a list), rep, us, frac of `bw`). (explore_gemv_v20.py, explore_gemv_v22.py.)"""
+    from qwen_engine import gemv as G
+    for rep in range(reps):
+        for (N, K, epi), cfgs in sweep.items():
+            nb = G.bytes_of(N, K, 1, epi)
+            e = guard("time engine", lambda: G.time_engine(N, K, epi, gen))
+            if e: rec["timings"].append(dict(N=N, K=K, epi=epi, cfg="engine", rep=rep, us=e, frac=nb / (e * 1e-6) / (bw * 1e12)))
+            for cfg in cfgs:
+                if not ok(N, K, epi, cfg): continue
+                us = guard(f"time {cfg}", lambda: G.time_gemv(N, K, epi, cfg[0], 2 if epi == 2 else 1, gen, pdl=True, **kw(cfg)))
+                if us: rec["timings"].append(dict(N=N, K=K, epi=epi, cfg=list(cfg), rep=rep, us=us, frac=nb / (us * 1e-6) / (bw * 1e12)))
+            print(f"rep {rep} {N}x{K}: " + ", ".join(f"{'engine' if t['cfg'] == 'engine' else tuple(t['cfg'][:6])} {t['us']:.2f} ({100 * t['frac']:.1f} %)"
+                                                      for t in rec["timings"] if (t["N"], t["K"], t["rep"]) == (N, K, rep)) + f" {el()}", flush=True)
+
+
 def step_ab(rec: dict, guard, el, save, apply, label: str, reps: int = 3, require_equal: bool = True, token_key: str = None):
     """The decode step's A/B (chapter 06's explorations): the 27B-shape synthetic step (seed 0), PDL graph, built once;
     `apply(step, on)` routes the step's GEMVs through the engine's plan (on = 0) or the variant's (on = 1). Each plan's
