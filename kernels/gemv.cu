@@ -1942,6 +1942,7 @@ template __global__ void gemv_fp8_v22<4, 1, 2, 0, 1, 2, true, 7, false, true>(
 #ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 GEMV23_INST(4, 1, 2, 0, 1, 2, true, 1, true, false) GEMV23_INST(4, 1, 2, 0, 1, 3, true, 1, false, false) GEMV23_INST(2, 1, 4, 2, 1, 2, true, 1, false, false)
 GEMV23_INST(4, 1, 2, 1, 1, 3, true, 1, true, true) GEMV23_INST(4, 1, 1, 1, 8, 2, true, 1, false, true)
+GEMV23_INST(4, 1, 2, 0, 1, 3, true, 4, false, false) GEMV23_INST(4, 1, 2, 1, 1, 3, true, 5, true, true)   // the engine's (held to v14's blocks an SM)
 template __global__ void gemv_stream_probe<8>(const uint4*, long long, unsigned*);
 template __global__ void gemv_stream_probe<16>(const uint4*, long long, unsigned*);
 #endif

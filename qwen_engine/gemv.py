@@ -11,7 +11,7 @@ __all__ = ['BLOCK', 'ENGINE_KERNELS', 'V3_KERNELS', 'V8_SWEEP', 'V8_KERNELS', 'V
            'HEAD_V7_SWEEP', 'HEAD_V7_KERNELS', 'HEAD_V8_SWEEP', 'HEAD_V8_KERNELS', 'MODEL_SHAPES', 'AWKWARD',
            'V12_MARGIN', 'V12_PLAN', 'V12_MINB', 'ENGINE_MARGIN', 'ENGINE_CHOICE', 'ENGINE_V14', 'ENGINE_MINB',
            'V19_SWEEP', 'V20_SWEEP', 'V20_KERNELS', 'V21_LP', 'V21_SWEEP', 'V21_KERNELS', 'V22_SWEEP', 'V22_KERNELS',
-           'V23_SWEEP', 'V23_KERNELS', 'V19_KERNELS', 'quantize_fp8', 'dequantize_fp8', 'gemv_reference',
+           'V23_SWEEP', 'V23B_SWEEP', 'V23_KERNELS', 'V19_KERNELS', 'quantize_fp8', 'dequantize_fp8', 'gemv_reference',
            'gemv_scratch', 'v4_plan', 'v4_scratch', 'v8_plan', 'v8_smem', 'v8_scratch', 'v13_grid', 'v13_scratch',
            'v20_smem', 'v14_smem', 'v22_smem', 'stream_probe', 'gemv', 'lm_head_scratch', 'lm_head', 'engine_plan',
            'engine_scratch', 'engine_kwargs', 'engine_gemv', 'engine_choice', 'synth_fp8', 'torch_epilogue',
@@ -61,7 +61,8 @@ ENGINE_KERNELS = tuple(f"gemv_fp8_v11<{s}, {rg}, {e}>" for s, rg, e in ((1, 1, 0
                     "gemv_fp8_v14<4, 1, 2, 1, 1, 3, true, false, 1, true>", "gemv_fp8_v14<4, 1, 2, 2, 1, 2, true, false, 1, true>",
                     "gemv_fp8_v14<2, 1, 4, 2, 1, 2, true, false, 1, false>") \
                  + ("gemv_fp8_v16<4, 1, 2, 1, 1, 3, true, 1, true>", "gemv_fp8_v18<4, 1, 2, 1, 1, 3, true, 1, true>") \
-                 + ("lm_head_bf16_v6<8, 20, 1, 2, 20>", "lm_head_bf16_v6<8, 20, 8, 2, 20>")
+                 + ("lm_head_bf16_v6<8, 20, 1, 2, 20>", "lm_head_bf16_v6<8, 20, 8, 2, 20>") \
+                 + ("gemv_fp8_v23<4, 1, 2, 0, 1, 3, true, 4, false, false>", "gemv_fp8_v23<4, 1, 2, 1, 1, 3, true, 5, true, true>")
 # v3, the engine's GEMV until v11 (kept, with its numbers), compiled the same way when it is asked for.
 V3_KERNELS = tuple(f"gemv_fp8_v3<{s}, {rg}, {e}>" for s, rg, e in ((2, 1, 0), (4, 1, 0), (8, 1, 0), (4, 2, 0), (2, 1, 1), (4, 1, 1),
                                                                    (8, 1, 1), (2, 2, 2), (4, 2, 2), (8, 2, 2))) \
@@ -511,8 +512,8 @@ V12_MINB = {(5120, 6144, 1): 6, (34816, 5120, 2): 3}
 # 7.099 / 7.083 ms against 7.228 / 7.222, the decode step 7.999 ms at 1K against 8.028 (three repeats each way, every
 # repeat faster; 8.342 against 8.390 at 32K), greedy tokens equal.
 ENGINE_MARGIN = 0.01
-ENGINE_CHOICE = {(14336, 5120, 0): (14, 4, 1, 1), (16384, 5120, 0): (14, 4, 1, 1), (5120, 6144, 1): (18, 4, 1, 2),
-                 (34816, 5120, 2): (14, 2, 2, 1), (5120, 17408, 1): (18, 4, 1, 2), "lm_head": (6, 8, 20, 2, 2)}
+ENGINE_CHOICE = {(14336, 5120, 0): (14, 4, 1, 1), (16384, 5120, 0): (23, 4, 1, 1), (5120, 6144, 1): (18, 4, 1, 2),
+                 (34816, 5120, 2): (14, 2, 2, 1), (5120, 17408, 1): (23, 4, 1, 2), "lm_head": (6, 8, 20, 2, 2)}
 # The head: lm_head_bf16_v6 (the head as a stream, CUDA-core math: 8 warps, a ring of a whole row (20 chunks), rows in
 # groups of 2, 2 blocks an SM) since head_v6_h200.json: 563.1 / 562.9 us alone, 99.4 % of the run's bandwidth (a plain
 # stream 558.9), against v4's 607.6 / 609.0 (92 %); the decode step 7.985 / 7.987 ms at 1K against 8.004 / 8.017 and
@@ -520,7 +521,11 @@ ENGINE_CHOICE = {(14336, 5120, 0): (14, 4, 1, 1), (16384, 5120, 0): (14, 4, 1, 1
 # v2 (S = 8) before that.
 ENGINE_V14 = {(14336, 5120, 0): (1, 2, 2, True, True), (16384, 5120, 0): (1, 2, 3, True, False), (5120, 6144, 1): (1, 2, 3, True, True),
               (34816, 5120, 2): (1, 4, 2, True, False), (5120, 17408, 1): (1, 2, 3, True, True)}
-ENGINE_MINB = {}           # v14's chosen configurations ask for no minimum of resident blocks
+# qkv|z and down since gemv_v23_h200: v23 (v14 / v18 with the branch-free ring, bit-identical to them) at the same
+# configuration, compiled to keep v14's blocks an SM (ENGINE_MINB): alone qkv|z 20.48 / 20.50 us against 21.57 / 21.44,
+# down 23.28 / 23.30 against 24.09 / 24.05; the token of GEMVs 6.815 ms against 6.910 / 6.902; the decode step 7.856 /
+# 7.856 / 7.854 ms at 1K against 7.898 / 7.892 / 7.890 and 8.165 at 32K against 8.219 (greedy tokens equal).
+ENGINE_MINB = {(16384, 5120, 0): 4, (5120, 17408, 1): 5}   # v23's: the blocks an SM its build is held to (v14's and v18's count)
 # v19's sweep: each shape's engine configuration (SR, SK, RP, D, EARLY, MINB, KS, XS) at every PF of V19_PF; its builds:
 # the shape's epilogue and the plain projection (check_gemv's), M = 1 and the M = 8 build. The prefetch costs registers
 # (nvcc -Xptxas -v, M = 1: q|gate|k|v 72 -> 77, gate|up 80 -> 85, qkv|z 117 -> 119, the split shapes 91 -> 93), which on
@@ -578,9 +583,17 @@ def _v23_name(epi, cfg, MT=1):
 _engine_cfg = lambda k: (ENGINE_CHOICE[k][1], *ENGINE_V14[k][:3], ENGINE_V14[k][3], 1, ENGINE_CHOICE[k][3], ENGINE_V14[k][4])
 _V23_MINB = {(14336, 5120, 0): 7, (16384, 5120, 0): 4, (34816, 5120, 2): 3, (5120, 6144, 1): 5, (5120, 17408, 1): 5}   # v14's blocks an SM
 V23_SWEEP = {k: (_engine_cfg(k), _engine_cfg(k)[:5] + (_V23_MINB[k],) + _engine_cfg(k)[6:]) for k in ENGINE_V14}
-V23_KERNELS = tuple(dict.fromkeys([_v23_name(e, c) for (_, _, epi), cs in V23_SWEEP.items() for c in cs for e in (epi, 0)]
+# v23b's sweep, around each shape's configuration of v23_h200's day (SR, SK, RP, D, EARLY, MINB, KS, XS): without branches
+# the best ring depth, rows a warp and blocks an SM may move. MINB caps registers (65,536 / (threads x MINB): 128 threads
+# a block at MINB 4 / 5 / 6 / 7 -> 128 / 102 / 85 / 73), so the deeper rings are built at the occupancy that fits them.
+V23B_SWEEP = {(14336, 5120, 0): ((4, 1, 2, 3, 1, 6, 1, 1), (4, 1, 2, 3, 1, 5, 1, 1), (4, 1, 1, 4, 1, 7, 1, 1), (4, 1, 2, 2, 1, 6, 1, 1)),
+              (16384, 5120, 0): ((4, 1, 2, 4, 1, 4, 1, 0), (4, 1, 2, 3, 1, 4, 1, 1), (4, 1, 1, 4, 1, 6, 1, 0), (4, 1, 2, 3, 1, 5, 1, 0)),
+              (5120, 6144, 1): ((4, 1, 2, 2, 1, 6, 2, 1), (4, 1, 1, 4, 1, 6, 2, 1), (4, 1, 2, 4, 1, 4, 2, 1), (4, 1, 2, 3, 1, 4, 2, 1)),
+              (34816, 5120, 2): ((2, 1, 4, 3, 1, 3, 1, 0), (4, 1, 2, 3, 1, 3, 1, 0), (2, 1, 2, 3, 1, 6, 1, 0)),
+              (5120, 17408, 1): ((4, 1, 2, 4, 1, 5, 2, 1), (4, 1, 2, 2, 1, 6, 2, 1), (4, 1, 1, 4, 1, 6, 2, 1), (4, 1, 2, 3, 1, 4, 2, 1))}
+V23_KERNELS = tuple(dict.fromkeys([_v23_name(e, c) for sw in (V23_SWEEP, V23B_SWEEP) for (_, _, epi), cs in sw.items() for c in cs for e in (epi, 0)]
                                   + [_v23_name(e, c[:2] + V13_MULTI[:2] + (c[4], V13_MULTI[2], c[6], 0), 8)
-                                     for (_, _, epi), cs in V23_SWEEP.items() for c in cs for e in (epi, 0)]))
+                                     for sw in (V23_SWEEP, V23B_SWEEP) for (_, _, epi), cs in sw.items() for c in cs for e in (epi, 0)]))
 V19_KERNELS = tuple(dict.fromkeys([_v19_name(e, c, pf) for (_, _, epi), cs in V19_SWEEP.items() for c in cs for e in (epi, 0) for pf in V19_PF]
                                   + [_v19_name(e, c[:2] + V13_MULTI[:2] + (c[4], V13_MULTI[2], c[6], 0), pf, 8)
                                      for (_, _, epi), cs in V19_SWEEP.items() for c in cs for e in (epi, 0) for pf in V19_PF]))
@@ -602,7 +615,7 @@ def engine_kwargs(N: int, K: int, epi: int) -> dict:
     v, S, RG, KS = engine_plan(N, K, epi)
     if v in (14, 15, 16, 18, 19, 20, 21, 22, 23):
         SK, RP, D, E, XS, *PF = ENGINE_V14[(N, K, epi)]          # v19: a sixth entry, its prefetch distance
-        return dict(S=S, RG=RG, variant=v, KS=KS, D=D, v13opt=(SK, RP, E, XS, *PF))
+        return dict(S=S, RG=RG, variant=v, KS=KS, D=D, v13opt=(SK, RP, E, XS, *PF), minb=ENGINE_MINB.get((N, K, epi), 0))
     return dict(S=S, RG=RG, variant=v, KS=KS, minb=ENGINE_MINB.get((N, K, epi), 0))
 
 def engine_gemv(q, scale, x, epi: int, res, out, scratch, pdl: bool = False):

@@ -330,9 +330,10 @@ _W, _S = "LDG.E.NA.128.CONSTANT", "LDG.E.CONSTANT"
 # kernel, the global loads allowed before the wait by SASS opcode, what they are)
 ENGINE_PREWAIT = {
     "gemv_fp8_v14<4, 1, 2, 0, 1, 2, true, false, 1, true>": ("gemv", "gemv", {_W: 4, _S: 1}, "q|gate|k|v: 4 rows x 1 ring step of weights, its scales"),
-    "gemv_fp8_v14<4, 1, 2, 0, 1, 3, true, false, 1, false>": ("gemv", "gemv", {_W: 8, _S: 2}, "qkv|z: 4 rows x 2 ring steps of weights, their scales"),
+    "gemv_fp8_v23<4, 1, 2, 0, 1, 3, true, 4, false, false>": ("gemv", "gemv", {_W: 8, _S: 2}, "qkv|z: 4 rows x 2 ring steps of weights, their scales"),
     "gemv_fp8_v14<2, 1, 4, 2, 1, 2, true, false, 1, false>": ("gemv", "gemv", {_W: 8, _S: 2}, "gate|up: 8 rows x 1 step, scales of both halves"),
-    "gemv_fp8_v18<4, 1, 2, 1, 1, 3, true, 1, true>": ("gemv", "gemv", {_W: 8, _S: 2}, "out_proj, o_proj, down: 4 rows x 2 steps, scales"),
+    "gemv_fp8_v18<4, 1, 2, 1, 1, 3, true, 1, true>": ("gemv", "gemv", {_W: 8, _S: 2}, "out_proj, o_proj: 4 rows x 2 steps, scales"),
+    "gemv_fp8_v23<4, 1, 2, 1, 1, 3, true, 5, true, true>": ("gemv", "gemv", {_W: 8, _S: 2}, "down: 4 rows x 2 steps, scales"),
     "lm_head_bf16_v6<8, 20, 1, 2, 20>": ("gemv", "head", {}, "nothing"),
     "argmax_partials": ("gemv", None, {}, "nothing"),
     "rmsnorm_bf16_v1<5120, 320, 0, false>": ("norms_kernels", "norm", {}, "nothing"),

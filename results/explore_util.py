@@ -245,7 +245,8 @@ def flag_sweep(rec: dict, gen, bw: float, el, save, variant: int, sweep: dict, v
             SR, SK, RP, D, E, MB, KS, XS = cfg
             ch[k] = (variant, SR, 2 if k[2] == 2 else 1, KS, 4, D, 8, (SK, RP, bool(E), bool(XS), pf))
         ch["lm_head"] = G.ENGINE_CHOICE["lm_head"]
-        return ch, {k: cfg[5] for k, (cfg, pf) in swap.items() if cfg[5] > 1}
+        mb = {k: v for k, v in G.ENGINE_MINB.items() if k not in swap}      # the engine's held builds (v23) stay held
+        return ch, {**mb, **{k: cfg[5] for k, (cfg, pf) in swap.items() if cfg[5] > 1}}
 
     rec["token"] = {}
     runs = [("engine", {})] + ([(f"v{variant} winners", wins)] if wins else []) \

@@ -136,7 +136,11 @@ def test_engine_plan_is_the_recorded_choice():
         k = (r["N"], r["K"], r["epi"])
         assert tuple(r["engine"][:3]) == (V12_PLAN[k][0], V12_PLAN[k][1], V12_PLAN[k][3])     # the run timed V12_PLAN as "engine"
         b = r["v14_best_pdl"]
-        if k in LATER_TAKEN:                                   # replaced since by a later record's decision (below)
+        if k in V23_TAKEN:                                     # v23 at the configuration of its time, held to its blocks an SM
+            SR, SK, RP, D, E, MB, KS, XS = V23_TAKEN[k]
+            assert ENGINE_CHOICE[k] == (23, SR, 2 if k[2] == 2 else 1, KS) and ENGINE_V14[k] == (SK, RP, D, bool(E), bool(XS)), k
+            assert ENGINE_MINB[k] == MB > 1
+        elif k in LATER_TAKEN:                                   # replaced since by a later record's decision (below)
             SR, SK, RP, D, E, MB, KS, XS = LATER_TAKEN[k]
             assert ENGINE_CHOICE[k] == (14, SR, 2 if k[2] == 2 else 1, KS) and ENGINE_V14[k] == (SK, RP, D, bool(E), bool(XS)), k
             assert MB == 1 and k not in ENGINE_MINB
@@ -147,8 +151,9 @@ def test_engine_plan_is_the_recorded_choice():
             assert MB == 1 and k not in ENGINE_MINB
         else:
             assert ENGINE_CHOICE[k] == V12_PLAN[k], k
-    assert set(ENGINE_V14) == {k for k, v in ENGINE_CHOICE.items() if k != "lm_head" and v[0] in (14, 16, 18)}
-    assert SPLIT_TAKEN == {k: v[0] for k, v in ENGINE_CHOICE.items() if k != "lm_head" and v[0] in (16, 18)}
+    assert set(ENGINE_V14) == {k for k, v in ENGINE_CHOICE.items() if k != "lm_head" and v[0] in (14, 16, 18, 23)}
+    assert {k: v for k, v in SPLIT_TAKEN.items() if k not in V23_TAKEN} == {k: v[0] for k, v in ENGINE_CHOICE.items() if k != "lm_head" and v[0] in (16, 18)}
+    assert set(ENGINE_MINB) == set(V23_TAKEN)
 
 
 def _split_taken():
@@ -182,6 +187,30 @@ def _later_taken():
             and max(ms(p, "token")) < min(ms("engine", "token"))]
     return {(34816, 5120, 2): tuple(d["plans"][min(wins, key=lambda p: sum(ms(p, "timings", 1024)))])} if wins else {}
 LATER_TAKEN = _later_taken()
+
+
+def _v23_taken():
+    """v23's shapes from gemv_v23_h200: the configurations flag_sweep called winners (faster alone than the engine's kernel in
+    both interleaved repeats by more than ENGINE_MARGIN), bit-identical to the engine's kernel, the token of GEMVs faster
+    with them than both engine runs, and the decode step faster in every repeat at 1K and at 32K, greedy tokens equal."""
+    from qwen_engine.gemv import ENGINE_MARGIN
+    d = read_record("gemv_v23_h200")["data"]
+    tk, st = d["token"], d["step"]
+    ms = lambda p, key: [t[key] for t in st if t["plan"] == p]
+    if not (tk["v23 winners"]["ms"] < min(tk["engine"]["ms"], tk["engine again"]["ms"]) and d["step_tokens"]["v23"] == d["step_tokens"]["engine"]
+            and all(max(ms("v23 winners", c)) < min(ms("engine", c)) for c in ("ms_1k", "ms_32k"))): return {}
+    out = {}
+    for key, w in d["wins"].items():
+        N, K = (int(v) for v in key.split("x"))
+        cfg = tuple(w["cfg"])
+        same = [v for v in d["versus_engine"] if (v["N"], v["K"]) == (N, K) and tuple(v["cfg"]) == cfg]
+        eng = [t["us"] for t in d["timings"] if (t["N"], t["K"]) == (N, K) and t["cfg"] == "engine"]
+        mine = [t["us"] for t in d["timings"] if (t["N"], t["K"]) == (N, K) and t["cfg"] == list(cfg)]
+        assert same and all(v["identical"] for v in same) and len(mine) == len(eng) == 2
+        assert all(a < (1 - ENGINE_MARGIN) * b for a, b in zip(mine, eng))
+        out[(N, K, same[0]["epi"])] = cfg
+    return out
+V23_TAKEN = _v23_taken()
 
 
 def test_v16_v18_records_checks_pass_and_v15_lost_the_token():
@@ -227,7 +256,7 @@ def test_engine_kernels_are_declared_and_cover_the_plans():
     "The one-pass compile lists name only instantiations the file declares, and every plan the engine can pick is in it."
     import re
     from qwen_engine.gemv import ENGINE_KERNELS, V3_KERNELS, V8_KERNELS, V9_KERNELS, V10_KERNELS, V11_KERNELS, V12_KERNELS, ENGINE_MINB, engine_plan, ENGINE_CHOICE
-    from qwen_engine.gemv import ENGINE_V14, _v14_name, _split_name
+    from qwen_engine.gemv import ENGINE_V14, _v14_name, _split_name, _v23_name
     from qwen_engine.runtime import kernel_source
     from qwen_engine.config import preset
     src = kernel_source("gemv")
@@ -242,6 +271,7 @@ def test_engine_kernels_are_declared_and_cover_the_plans():
              | {f"gemv_fp8_v14<{a}>" for a in re.findall(r"GEMV14_INST\(([\w, ]+)\)", src) if a[0].isdigit()} \
              | {f"gemv_fp8_v16<{a}>" for a in re.findall(r"GEMV16_INST\(([\w, ]+)\)", src) if a[0].isdigit()} \
              | {f"gemv_fp8_v18<{a}>" for a in re.findall(r"GEMV18_INST\(([\w, ]+)\)", src) if a[0].isdigit()} \
+             | {f"gemv_fp8_v23<{a}>" for a in re.findall(r"GEMV23_INST\(([\w, ]+)\)", src) if a[0].isdigit()} \
              | {f"lm_head_bf16_v2<{a}>" for a in re.findall(r"LMH_INST\((\d)\)", src)} \
              | {f"lm_head_bf16_v{v}<{a}>" for v, a in re.findall(r"template __global__ void lm_head_bf16_v([3-8])<([\d, ]+)>\(", src)}
     for group in (ENGINE_KERNELS, V3_KERNELS, V8_KERNELS, V9_KERNELS, V10_KERNELS, V11_KERNELS, V12_KERNELS):
@@ -254,13 +284,13 @@ def test_engine_kernels_are_declared_and_cover_the_plans():
                         (H, c.gdn_value_dim, 1), (2 * c.intermediate_size, H, 2), (H, c.intermediate_size, 1)):
             v, S, RG, KS = engine_plan(N, K, e)
             mb = ENGINE_MINB.get((N, K, e), 0)
-            if v in (14, 16, 18):
+            if v in (14, 16, 18, 23):
                 SK, RP, D, E, XS = ENGINE_V14[(N, K, e)]
-                cfg = (S, SK, RP, D, E, 1, KS, XS)
-                name = _v14_name(e, cfg) if v == 14 else _split_name(v, e, cfg)
+                cfg = (S, SK, RP, D, E, mb or 1, KS, XS)
+                name = _v14_name(e, cfg) if v == 14 else _v23_name(e, cfg) if v == 23 else _split_name(v, e, cfg)
             else:
                 name = f"gemv_fp8_v12<{S}, {RG}, {e}, {mb or 1}>" if v == 12 else f"gemv_fp8_v11b<{S}, {RG}, {e}, {mb}>" if mb else f"gemv_fp8_v11<{S}, {RG}, {e}>"
-            assert v in (11, 12, 14, 16, 18) and name in ENGINE_KERNELS, (N, K, e)
+            assert v in (11, 12, 14, 16, 18, 23) and name in ENGINE_KERNELS, (N, K, e)
     hv, SR, U, RG, BPS = ENGINE_CHOICE["lm_head"]                     # the engine's head (v6) and its 8-token build: one compile pass
     assert hv == 6 and {f"lm_head_bf16_v6<{SR}, {U}, 1, {RG}, 20>", f"lm_head_bf16_v6<{SR}, {U}, 8, {RG}, 20>"} <= set(ENGINE_KERNELS)
 
@@ -288,7 +318,7 @@ def test_engine_configuration_helpers_agree():
     for N, K, e, _ in MODEL_SHAPES:
         kw, ch = engine_kwargs(N, K, e), engine_choice(N, K, e)
         assert (kw["variant"], kw["S"], kw["RG"], kw["KS"]) == engine_plan(N, K, e) == ch[:4]
-        if ch[0] in (14, 16, 18):
+        if ch[0] in (14, 16, 18, 23):
             SK, RP, D, E, XS = ENGINE_V14[(N, K, e)]
             assert kw["D"] == ch[5] == D and kw["v13opt"] == ch[7] == (SK, RP, E, XS)
     for name in ("gemv_v13_h200", "gemv_v14_h200"):
@@ -391,16 +421,21 @@ def test_launched_names_is_a_dry_pass(monkeypatch):
     q, sc = torch.zeros(5120, 6144, dtype=torch.uint8), torch.zeros(40, 48)
     x, res = torch.zeros(1, 6144, dtype=torch.bfloat16), torch.zeros(1, 5120, dtype=torch.bfloat16)
     y = torch.full((1, 5120), 7.0, dtype=torch.bfloat16)
+    q2, sc2, x2 = torch.zeros(5120, 17408, dtype=torch.uint8), torch.zeros(40, 136), torch.zeros(1, 17408, dtype=torch.bfloat16)
+    q3, sc3, x3 = torch.zeros(16384, 5120, dtype=torch.uint8), torch.zeros(128, 40), torch.zeros(1, 5120, dtype=torch.bfloat16)
     names = explore_util.launched_names(lambda: (G.engine_gemv(q, sc, x, 1, res, out=y, scratch=G.engine_scratch(5120, 6144, 1, device="cpu")),
-                                                 G.gemv(q, sc, x, 0, None, S=4, RG=1, variant=11)))
-    assert names == ("gemv_fp8_v18<4, 1, 2, 1, 1, 3, true, 1, true>", "gemv_fp8_v11<4, 1, 0>")
+                                                 G.gemv(q, sc, x, 0, None, S=4, RG=1, variant=11),
+                                                 G.engine_gemv(q2, sc2, x2, 1, res, out=y, scratch=G.engine_scratch(5120, 17408, 1, device="cpu")),
+                                                 G.engine_gemv(q3, sc3, x3, 0, None, out=torch.zeros(1, 16384, dtype=torch.bfloat16), scratch=None)))
+    assert names == ("gemv_fp8_v18<4, 1, 2, 1, 1, 3, true, 1, true>", "gemv_fp8_v11<4, 1, 0>",     # the engine's v23 builds keep MINB
+                     "gemv_fp8_v23<4, 1, 2, 1, 1, 3, true, 5, true, true>", "gemv_fp8_v23<4, 1, 2, 0, 1, 3, true, 4, false, false>")
     assert (G.get_kernel, G._engine_kernel, G.launch) == before and bool((y == 7).all())
 
 def test_split_scratch_starts_at_zero():
     "v18 reads the split scratch as one zeroed 64-bit exchange word per output and token (16 N floats for KS = 2): v13_scratch zeroes it, and is big enough."
     from qwen_engine.gemv import v13_scratch, engine_scratch, MODEL_SHAPES, ENGINE_CHOICE
     for N, K, epi, _ in MODEL_SHAPES:
-        if ENGINE_CHOICE[(N, K, epi)][0] != 18: continue
+        if ENGINE_CHOICE[(N, K, epi)][0] not in (18, 23) or ENGINE_CHOICE[(N, K, epi)][3] != 2: continue
         part, cnt = engine_scratch(N, K, epi, device="cpu")
         assert part.numel() >= 16 * N and not part.any() and not cnt.any()
     part, _ = v13_scratch(5120, 6144, 1, 4, 1, 2, device="cpu")               # the M = 8 build's RP = 1
