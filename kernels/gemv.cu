@@ -102,6 +102,8 @@
 //      (what a warp has in flight drops to nothing at each row's end; the SM's other warps fill it).
 //   lm_head_bf16_v8<SR, S, MT, RG, KC>: the ring in shared memory, filled by cp.async (16 bytes a lane, each lane reading
 //      back only its own copies), S stages of half a row a warp; ptxas cannot move a copy past the wait that needs it.
+//   lm_head_bf16_v9<SR, U, MT, RG, KC, TK>: v6 (its body, lm_head_v6_body) with the block's TK best (logit, id) per token
+//      as top-k partials (64-bit keys sorted in shared memory after the stream), for sampling (head_topk_h200.json).
 // Weights are read as stored in the checkpoint: row-major [N, K], e4m3, scale_inv [N/128, K/128] (fp32 here).
 #include "common.cu"                                    // qe_grid_wait / qe_grid_launch_dependents (PDL)
 
@@ -2331,6 +2333,16 @@ __global__ void __launch_bounds__(32 * SR) lm_head_bf16_v5(const unsigned short*
   }
 }
 
+// A logit and its row id as one 64-bit key that orders as (logit descending, id ascending) when compared as signed
+// integers: the float's bits made monotone (negative floats have their magnitude bits flipped) in the high word, and
+// 2^32 - 1 - id in the low word; -0 counts as +0 (they tie in the argmax too). No key is HEAD_NO_ROW (the smallest 64-bit integer). Decoded by qwen_engine.gemv.decode_head_keys.
+constexpr long long HEAD_NO_ROW = -0x7fffffffffffffffll - 1;
+__device__ __forceinline__ long long head_key(float v, int id) {
+  const int b = __float_as_int(v) == (int)0x80000000 ? 0 : __float_as_int(v);
+  const unsigned hi = (unsigned)(b >= 0 ? b : b ^ 0x7fffffff);
+  return (long long)(((unsigned long long)hi << 32) | (0xffffffffu - (unsigned)id));
+}
+
 // ---- lm_head v6: v5 without branches in the stream -----------------------------------------------------------------
 // v5 read 36-68 % of the bandwidth, in proportion to its warps an SM and not to its ring (head_v5_h200.json): each warp
 // streamed as if one load were in flight. Its loads sat in branches (the ring's end, a row's change), so the compiler
@@ -2338,12 +2350,16 @@ __global__ void __launch_bounds__(32 * SR) lm_head_bf16_v5(const unsigned short*
 // unrolled, and before chunk j is used, the slot chunk j - 1 used is refilled with chunk j + U - 1 of the warp's row
 // sequence, which is chunk j + U - 1 of this row or of the next (a pointer computed when the row began; past the warp's
 // last row, its last row again: bytes L2 already holds). The same sums as v5, in the same order.
-template <int SR, int U, int MT, int RG, int KC>
-__global__ void __launch_bounds__(32 * SR) lm_head_bf16_v6(const unsigned short* __restrict__ W, const int* __restrict__ rowset,
-                                                            int nrows, const unsigned short* __restrict__ x, int K, int M,
-                                                            unsigned short* __restrict__ logits, int ldl, float* __restrict__ part_val,
-                                                            int* __restrict__ part_idx) {
+// TK > 0 (lm_head_bf16_v9): each row's (logit, id) also goes to shared memory as one sortable key (head_key), and after
+// the stream the block sorts its keys (bitonic, descending) and writes its TK best per token to `topk_part`: the block's
+// top-k partials. Any row of the global top TK is among its own block's top TK, so merging the partials is exact.
+template <int SR, int U, int MT, int RG, int KC, int TK>
+__device__ __forceinline__ void lm_head_v6_body(const unsigned short* __restrict__ W, const int* __restrict__ rowset, int nrows,
+                                                const unsigned short* __restrict__ x, int K, int M, unsigned short* __restrict__ logits,
+                                                int ldl, float* __restrict__ part_val, int* __restrict__ part_idx,
+                                                long long* __restrict__ topk_part) {
   static_assert(U >= 2 && U <= KC && KC % U == 0 && MT >= 1 && MT <= 8 && RG >= 1, "a ring dividing the row's chunks");
+  static_assert(TK >= 0 && TK <= 32 * SR, "at most one top-k entry a thread");
   extern __shared__ uint4 hx[];                                // MT tokens' activation (K / 8 uint4 each), then the row ids
   __shared__ float bv[SR][MT]; __shared__ int bi[SR][MT];
   qe_grid_wait();                                              // PDL: x comes from the kernel before
@@ -2359,6 +2375,12 @@ __global__ void __launch_bounds__(32 * SR) lm_head_bf16_v6(const unsigned short*
   const int MR = ((ngroups + WA - 1) / WA) * RG;
   int* rids = reinterpret_cast<int*>(hx + MT * K8) + warp * MR;
   for (int q = lane; q < nq; q += 32) rids[q] = __ldg(rowset + min(row_of(q), nrows - 1));
+  int NP = 1;                                                  // TK: the block's keys per token, a power of two >= SR MR
+  long long* keys = reinterpret_cast<long long*>(reinterpret_cast<int*>(hx + MT * K8) + SR * MR + ((SR * MR) & 1));
+  if constexpr (TK > 0) {
+    while (NP < SR * MR) NP <<= 1;
+    for (int i = threadIdx.x; i < MT * NP; i += blockDim.x) keys[i] = HEAD_NO_ROW;   // no row: below every key
+  }
   __syncthreads();
   float best[MT]; int bid[MT];
 #pragma unroll
@@ -2403,6 +2425,7 @@ __global__ void __launch_bounds__(32 * SR) lm_head_bf16_v6(const unsigned short*
         const float v = bf16_to_f32(hb);
         if (m < M && ii < nrows) {
           if (logits && lane == m) logits[(size_t)m * ldl + ii] = hb;
+          if constexpr (TK > 0) if (lane == m) keys[m * NP + warp * MR + q] = head_key(v, r);
           if (v > best[m] || (v == best[m] && r < bid[m])) { best[m] = v; bid[m] = r; }
         }
       }
@@ -2420,6 +2443,41 @@ __global__ void __launch_bounds__(32 * SR) lm_head_bf16_v6(const unsigned short*
       if (bv[w][m] > b || (bv[w][m] == b && bi[w][m] < id)) { b = bv[w][m]; id = bi[w][m]; }
     part_val[(size_t)m * gridDim.x + blockIdx.x] = b; part_idx[(size_t)m * gridDim.x + blockIdx.x] = id;
   }
+  if constexpr (TK > 0) {
+    for (int m = 0; m < MT && m < M; ++m) {
+      long long* k = keys + m * NP;
+      for (int len = 2; len <= NP; len <<= 1)                  // bitonic sort, descending
+        for (int j = len >> 1; j > 0; j >>= 1) {
+          for (int i = threadIdx.x; i < NP; i += blockDim.x) {
+            const int l = i ^ j;
+            if (l > i) {
+              const long long a = k[i], c = k[l];
+              if ((i & len) == 0 ? a < c : a > c) { k[i] = c; k[l] = a; }
+            }
+          }
+          __syncthreads();
+        }
+      if (threadIdx.x < TK) topk_part[((size_t)m * gridDim.x + blockIdx.x) * TK + threadIdx.x] = threadIdx.x < NP ? k[threadIdx.x] : HEAD_NO_ROW;
+    }
+  }
+}
+
+template <int SR, int U, int MT, int RG, int KC>
+__global__ void __launch_bounds__(32 * SR) lm_head_bf16_v6(const unsigned short* __restrict__ W, const int* __restrict__ rowset,
+                                                            int nrows, const unsigned short* __restrict__ x, int K, int M,
+                                                            unsigned short* __restrict__ logits, int ldl, float* __restrict__ part_val,
+                                                            int* __restrict__ part_idx) {
+  lm_head_v6_body<SR, U, MT, RG, KC, 0>(W, rowset, nrows, x, K, M, logits, ldl, part_val, part_idx, nullptr);
+}
+
+// lm_head v9: v6 with the block's top-k partials (TK best (logit, id) keys per token; shared memory: the keys after the
+// row ids, MT NP of them). The same logits, argmax and partials as v6; the keys' order: head_key.
+template <int SR, int U, int MT, int RG, int KC, int TK>
+__global__ void __launch_bounds__(32 * SR) lm_head_bf16_v9(const unsigned short* __restrict__ W, const int* __restrict__ rowset,
+                                                            int nrows, const unsigned short* __restrict__ x, int K, int M,
+                                                            unsigned short* __restrict__ logits, int ldl, float* __restrict__ part_val,
+                                                            int* __restrict__ part_idx, long long* __restrict__ topk_part) {
+  lm_head_v6_body<SR, U, MT, RG, KC, TK>(W, rowset, nrows, x, K, M, logits, ldl, part_val, part_idx, topk_part);
 }
 
 // ---- lm_head v7: a row's loads together, then its math (the stream probe's shape) -----------------------------------
@@ -2673,6 +2731,8 @@ template __global__ void lm_head_bf16_v6<8, 10, 1, 2, 20>(const unsigned short*,
 template __global__ void lm_head_bf16_v6<8, 10, 8, 2, 20>(const unsigned short*, const int*, int, const unsigned short*, int, int, unsigned short*, int, float*, int*);
 template __global__ void lm_head_bf16_v6<8, 20, 1, 2, 20>(const unsigned short*, const int*, int, const unsigned short*, int, int, unsigned short*, int, float*, int*);
 template __global__ void lm_head_bf16_v6<8, 20, 8, 2, 20>(const unsigned short*, const int*, int, const unsigned short*, int, int, unsigned short*, int, float*, int*);
+template __global__ void lm_head_bf16_v9<8, 20, 1, 2, 20, 20>(const unsigned short*, const int*, int, const unsigned short*, int, int, unsigned short*, int, float*, int*, long long*);
+template __global__ void lm_head_bf16_v9<8, 20, 8, 2, 20, 20>(const unsigned short*, const int*, int, const unsigned short*, int, int, unsigned short*, int, float*, int*, long long*);
 template __global__ void lm_head_bf16_v7<8, 1, 2, 20>(const unsigned short*, const int*, int, const unsigned short*, int, int, unsigned short*, int, float*, int*);
 template __global__ void lm_head_bf16_v7<8, 8, 2, 20>(const unsigned short*, const int*, int, const unsigned short*, int, int, unsigned short*, int, float*, int*);
 template __global__ void lm_head_bf16_v8<4, 4, 1, 4, 20>(const unsigned short*, const int*, int, const unsigned short*, int, int, unsigned short*, int, float*, int*);

@@ -13,11 +13,12 @@ __all__ = ['BLOCK', 'ENGINE_KERNELS', 'V3_KERNELS', 'V8_SWEEP', 'V8_KERNELS', 'V
            'V19_SWEEP', 'V20_SWEEP', 'V20_KERNELS', 'V21_LP', 'V21_SWEEP', 'V21_KERNELS', 'V22_SWEEP', 'V22_KERNELS',
            'V23_SWEEP', 'V23B_SWEEP', 'V23_KERNELS', 'V19_KERNELS', 'quantize_fp8', 'dequantize_fp8', 'gemv_reference',
            'gemv_scratch', 'v4_plan', 'v4_scratch', 'v8_plan', 'v8_smem', 'v8_scratch', 'v13_grid', 'v13_scratch',
-           'v20_smem', 'v14_smem', 'v22_smem', 'stream_probe', 'gemv', 'lm_head_scratch', 'lm_head', 'engine_plan',
-           'engine_scratch', 'engine_kwargs', 'engine_gemv', 'engine_choice', 'synth_fp8', 'torch_epilogue',
-           'check_gemv', 'check_ok', 'check_multirow_identity', 'bytes_of', 'time_engine', 'time_gemv',
-           'time_scaled_mm', 'check_lm_head', 'bandwidth_now', 'sweep', 'M_PAD_BYTES', 'best_choice', 'token_graph',
-           'time_lm_head', 'run_all', 'bench_register', 'checks_table', 'best_by_variant', 'speed_table', 'speed_plot']
+           'v20_smem', 'v14_smem', 'v22_smem', 'stream_probe', 'gemv', 'lm_head_scratch', 'lm_head', 'head_keys',
+           'decode_head_keys', 'head_topk', 'engine_plan', 'engine_scratch', 'engine_kwargs', 'engine_gemv',
+           'engine_choice', 'synth_fp8', 'torch_epilogue', 'check_gemv', 'check_ok', 'check_multirow_identity',
+           'bytes_of', 'time_engine', 'time_gemv', 'time_scaled_mm', 'check_lm_head', 'check_lm_head_topk',
+           'bandwidth_now', 'sweep', 'M_PAD_BYTES', 'best_choice', 'token_graph', 'time_lm_head', 'run_all',
+           'bench_register', 'checks_table', 'best_by_variant', 'speed_table', 'speed_plot']
 
 # %% ../nbs/06_gemv.ipynb #9b77fff9
 import functools, math, time
@@ -420,13 +421,16 @@ HEAD_V7_KERNELS = tuple(dict.fromkeys(f"lm_head_bf16_v7<{sr}, {mt}, {rg}, 20>" f
 HEAD_V8_SWEEP = ((8, 4, 4, 4, 2), (8, 4, 3, 4, 3), (8, 8, 3, 2, 1), (8, 2, 4, 8, 4), (8, 4, 6, 4, 1), (8, 2, 6, 8, 3))
 HEAD_V8_KERNELS = tuple(dict.fromkeys(f"lm_head_bf16_v8<{sr}, {st}, {mt}, {rg}, 20>" for _, sr, st, rg, _ in HEAD_V8_SWEEP for mt in (1, 8)))
 
-def lm_head(W, x, rowset=None, S: int = 4, logits=False, scratch=None, pdl: bool = False, v3=None):
+def lm_head(W, x, rowset=None, S: int = 4, logits=False, scratch=None, pdl: bool = False, v3=None, topk: int = 0, topk_part=None):
     """Argmax (lowest id on ties) of the bf16 logits x[M, K] @ W[rowset]^T; the logits are written only if asked
     (`logits=True` allocates them, or pass a bf16 [M, len(rowset)] buffer). `scratch` from `lm_head_scratch` makes the
     call allocation-free (graph capture). Returns (ids [M] int32, logits or None). `v3` = (SR, RP, D), or S given as that
     tuple (so ENGINE_CHOICE["lm_head"] can name either): lm_head_bf16_v3 (whole-row streams; M > 1 runs its 8-token build
     with a 2-step ring) instead of lm_head_bf16_v2<S>; (SR, RP, D, NR): lm_head_bf16_v4 (NR row groups a warp); (5, SR, U, RG,
-    BPS): lm_head_bf16_v5 (a stream with the math on the CUDA cores; BPS blocks an SM, one wave)."""
+    BPS): lm_head_bf16_v5 (a stream with the math on the CUDA cores; BPS blocks an SM, one wave).
+    `topk` = k > 0 (the v6 head only): lm_head_bf16_v9, v6 with each block's k best (logit, id) per token as top-k
+    partials (int64 keys, head_key's order) into `topk_part` ([M, blocks k], allocated if None); then the return is
+    (ids, logits or None, topk_part), and head_topk(topk_part, k) merges it into the global top k."""
     import numpy as np
     if isinstance(S, tuple):      # a v3 / v4 / v5 choice as S (the engine's): v2<8> where K holds no whole 512-wide steps (the tiny model)
         # (an explicit `v3` wins: until 2026-11-30 it lost to a tuple S here, so explore_head_warm.py timed the engine's head
@@ -446,12 +450,14 @@ def lm_head(W, x, rowset=None, S: int = 4, logits=False, scratch=None, pdl: bool
     lg = (torch.empty(M, n, dtype=torch.bfloat16, device=W.device) if logits is True else logits) if logits is not False else None
     if lg is not None: assert lg.dtype == torch.bfloat16 and lg.shape == (M, n) and lg.is_contiguous()
     args = (W, rowset, np.int32(n), x, np.int32(K), np.int32(M), lg if lg is not None else np.uint64(0), np.int32(n), pv, pi)
+    if topk and not (V5 and v3[0] == 6): raise ValueError(f"lm_head: top-k partials come from the v6 head only (asked of {v3 or ('v2', S)})")
     if V5:
         hv, SR, U, RG, _ = v3
         if SR * RG < 16 or K % 256: raise ValueError(f"lm_head v5-v8: at least 16 rows a block's round (SR RG = {SR * RG}) and K a multiple of 256 (K = {K})")
         if (hv == 6 and (K // 256) % U) or (hv == 8 and (K // 256) % 2):
             raise ValueError(f"lm_head v{hv}: its ring must divide a row's {K // 256} chunks (U = {U})")
-        name = (f"lm_head_bf16_v5<{SR}, {U}, {1 if M == 1 else 8}, {RG}>" if hv == 5 else
+        name = (f"lm_head_bf16_v9<{SR}, {U}, {1 if M == 1 else 8}, {RG}, {K // 256}, {topk}>" if topk else
+                f"lm_head_bf16_v5<{SR}, {U}, {1 if M == 1 else 8}, {RG}>" if hv == 5 else
                 f"lm_head_bf16_v6<{SR}, {U}, {1 if M == 1 else 8}, {RG}, {K // 256}>" if hv == 6 else
                 f"lm_head_bf16_v7<{SR}, {1 if M == 1 else 8}, {RG}, {K // 256}>" if hv == 7 else f"lm_head_bf16_v8<{SR}, {U}, {1 if M == 1 else 8}, {RG}, {K // 256}>")
         group = HEAD_V5_KERNELS + HEAD_V6_KERNELS + HEAD_V7_KERNELS + HEAD_V8_KERNELS
@@ -459,6 +465,12 @@ def lm_head(W, x, rowset=None, S: int = 4, logits=False, scratch=None, pdl: bool
         ng = -(-n // RG); WA = nb * SR
         smem = (1 if M == 1 else 8) * K * 2 + SR * (-(-ng // WA) * RG) * 4     # the activation, then the warps' row ids
         if hv == 8: smem += SR * U * (K // 512) * 512                          # v8: the warps' rings (U = S stages of half a row)
+        if topk:                                                                # v9: 8-byte aligned keys, a power of two a token
+            if not 1 <= topk <= 32 * SR: raise ValueError(f"lm_head: top-k of 1 to {32 * SR} (the block's threads), not {topk}")
+            smem += (SR * (-(-ng // WA) * RG)) % 2 * 4 + (1 if M == 1 else 8) * 8 * (1 << max(0, SR * (-(-ng // WA) * RG) - 1).bit_length())
+            if topk_part is None: topk_part = torch.empty(M, nb * topk, dtype=torch.int64, device=W.device)
+            assert topk_part.dtype == torch.int64 and topk_part.is_contiguous() and topk_part.numel() == M * nb * topk, f"top-k partials: int64 [M, {nb} {topk}]"
+            args = args + (topk_part,)
         if smem > 40 * 1024 and k.max_dynamic_shared_size_bytes < smem: k.max_dynamic_shared_size_bytes = smem
         launch(k, (nb,), (32 * SR,), args, smem=smem, pdl=pdl)
     elif v3 is not None:
@@ -472,7 +484,25 @@ def lm_head(W, x, rowset=None, S: int = 4, logits=False, scratch=None, pdl: bool
     else:
         launch(_engine_kernel(f"lm_head_bf16_v2<{S}>"), (nb,), (32 * S,), args, pdl=pdl)
     launch(_engine_kernel("argmax_partials"), (M,), (256,), (pv, pi, np.int32(nb), ids), pdl=pdl)
-    return ids, lg
+    return (ids, lg, topk_part.view(M, nb * topk)) if topk else (ids, lg)
+
+def head_keys(vals, ids):
+    "The kernel's head_key in torch: int64 keys that order as (logit descending, id ascending), -0 as +0; vals fp32 (bf16 values), ids int."
+    b = (vals.float() + 0.0).contiguous().view(torch.int32).long()          # (-0 + 0 = +0)
+    hi = torch.where(b >= 0, b, b ^ 0x7FFFFFFF)
+    return hi * (1 << 32) + (0xFFFFFFFF - ids.long())
+
+def decode_head_keys(keys):
+    "(logits fp32, ids int32) of head keys; the no-row key (the smallest int64) gives (-inf, -1)."
+    hi = torch.div(keys, 1 << 32, rounding_mode="floor")
+    b = torch.where(hi >= 0, hi, hi ^ 0x7FFFFFFF).to(torch.int32)
+    ids = (0xFFFFFFFF - (keys - hi * (1 << 32))).to(torch.int32)                 # 2^32 - 1 - id; the no-row key: 2^32 - 1
+    none = keys == torch.iinfo(torch.int64).min
+    return torch.where(none, float("-inf"), b.view(torch.float32)), torch.where(none, -1, ids)
+
+def head_topk(part, k: int):
+    "The global top k (logits fp32 [M, k] descending, ids int32 [M, k], the lower id first among equal logits) from lm_head's top-k partials."
+    return decode_head_keys(torch.topk(part, k, dim=1, sorted=True).values)
 
 # %% ../nbs/06_gemv.ipynb #2212c430
 # (M rows, N, K, epilogue, role): the GEMV shapes of one decode step of the 27B model
@@ -743,6 +773,35 @@ def check_lm_head(gen, V=248320, K=5120, M=3, S=4, v3=None):
     return dict(max_ulp=ulps.max().item(), argmax_ok=torch.equal(ids, own), no_logits_same=torch.equal(ids, ids2),
                 rowset_logits_identical=sub_ok, rowset_argmax_ok=bool((rows[torch.argmax(lg3.float(), 1)] == ids3).all()),
                 tie_lowest_id=int(tie[0]) == best - 7)
+
+def check_lm_head_topk(gen, k=20, V=248320, K=5120, M=3, S=None):
+    """lm_head's top-k partials (v9), merged by head_topk, against the top k of the same call's own bf16 logits ordered by
+    (logit descending, id ascending): equal, values and ids; the first is the argmax; the same with a row set; the same
+    logits and argmax as v6; a forced tie (rows copied 3 and 9 ids below the best) goes to the lower ids, in order."""
+    S = S or ENGINE_CHOICE["lm_head"]
+    W = (torch.randn(V, K, generator=gen, device="cuda") * 0.02).to(torch.bfloat16)
+    x = torch.randn(M, K, generator=gen, device="cuda").to(torch.bfloat16)
+    def want(lg, rows):
+        keys = head_keys(lg.float(), rows.expand(lg.shape[0], -1))
+        return decode_head_keys(torch.sort(keys, dim=1, descending=True).values[:, :k])
+    out = {}
+    ids6, lg6 = lm_head(W, x, S=S, logits=True)
+    ids, lg, part = lm_head(W, x, S=S, logits=True, topk=k)
+    vals, tids = head_topk(part, k)
+    wv, wi = want(lg, torch.arange(V, device="cuda"))
+    out.update(same_as_v6=torch.equal(lg, lg6) and torch.equal(ids, ids6), topk_ok=torch.equal(vals, wv) and torch.equal(tids, wi),
+               top1_is_argmax=torch.equal(tids[:, 0], ids))
+    rows = torch.randperm(V, generator=torch.Generator(device="cuda").manual_seed(2), device="cuda")[:50000].int().sort().values
+    ids3, lg3, part3 = lm_head(W, x, rowset=rows, S=S, logits=True, topk=k)
+    v3_, i3 = head_topk(part3, k)
+    wv3, wi3 = want(lg3, rows)
+    out["rowset_ok"] = torch.equal(v3_, wv3) and torch.equal(i3, wi3) and torch.equal(i3[:, 0], ids3)
+    W2 = W.clone(); best = int(ids[0]); copies = (best - 3, best - 9) if best >= 9 else (best + 3, best + 9)
+    for c in copies: W2[c] = W2[best]
+    _, _, p2 = lm_head(W2, x[:1].contiguous(), S=S, topk=k)
+    _, i2 = head_topk(p2, k)
+    out["tie_lower_ids_first"] = i2[0, :3].tolist() == sorted((best,) + copies)
+    return out
 
 def bandwidth_now(gib=4):
     "The read bandwidth of this GPU, measured in the same run (chapter 01's probe at its best configuration)."

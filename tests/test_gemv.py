@@ -503,3 +503,61 @@ def test_head_v4_launcher(monkeypatch):
         assert grids[-2][2] == want_smem, (cfg, grids[-2][2], want_smem)
     G.lm_head(W5, x5[:1], rowset=torch.arange(100, dtype=torch.int32), v3=(6, 8, 20, 2, 2))
     assert grids[-2][0] == (7,)                                               # 50 groups of 2 rows over 8 warps a block
+
+
+def test_head_keys_order_and_round_trip():
+    """head_keys (the kernel's head_key in torch) orders as (logit descending, id ascending) under signed integer order,
+    for negative, zero and positive logits and -inf; decode_head_keys inverts it, and the no-row key decodes to (-inf, -1).
+    Negative control: plain float bits as a key misorder negative logits."""
+    from qwen_engine.gemv import head_keys, decode_head_keys
+    vals = torch.tensor([-3.5, -0.0, 0.0, 1.25, float("-inf"), 1.25, -3.5, 7.0]).to(torch.bfloat16).float()
+    ids = torch.tensor([5, 2, 9, 40, 1, 7, 3, 100000])
+    keys = head_keys(vals, ids)
+    order = torch.argsort(keys, descending=True).tolist()
+    assert order == sorted(range(8), key=lambda i: (-vals[i].item(), ids[i].item()))     # Python's float order: -0 == +0
+    assert [ids[i].item() for i in order] == [100000, 7, 40, 2, 9, 3, 5, 1]     # 7.0; 1.25 (ids 7, 40); 0 (2 is -0, 9 is +0); -3.5; -inf
+    v, i = decode_head_keys(keys)
+    assert torch.equal(v.view(torch.int32), (vals + 0.0).view(torch.int32)) and torch.equal(i, ids.int())   # -0 comes back as +0
+    nv, ni = decode_head_keys(torch.tensor([torch.iinfo(torch.int64).min]))
+    assert nv.item() == float("-inf") and ni.item() == -1
+    raw = vals.view(torch.int32).long() * (1 << 32)                             # negative control: unflipped bits
+    assert torch.argsort(raw, descending=True).tolist() != order
+
+
+def test_head_topk_merge_is_exact():
+    """head_topk over per-block top-k partials (as lm_head_bf16_v9 writes them, padded with the no-row key) equals the
+    top k of all logits by (logit descending, id ascending), with many ties (logits on a coarse grid)."""
+    from qwen_engine.gemv import head_keys, head_topk
+    g = torch.Generator().manual_seed(0)
+    M, n, nb, k = 2, 5000, 7, 20
+    lg = (torch.randint(-40, 40, (M, n), generator=g).float() / 8).to(torch.bfloat16)     # ties everywhere
+    keys = head_keys(lg.float(), torch.arange(n).expand(M, -1))
+    per = -(-n // nb)
+    part = torch.full((M, nb * k), torch.iinfo(torch.int64).min)
+    for b in range(nb):
+        blk = keys[:, b * per:(b + 1) * per]
+        top = torch.sort(blk, dim=1, descending=True).values[:, :k]
+        part[:, b * k:b * k + top.shape[1]] = top
+    vals, ids = head_topk(part, k)
+    for m in range(M):
+        want = sorted(range(n), key=lambda i: (-lg[m, i].item(), i))[:k]
+        assert ids[m].tolist() == want and torch.equal(vals[m], lg[m, want].float())
+    assert ids[0, 0] == torch.argmax(lg[0].float())                            # argmax: the first maximum, the lowest id
+
+
+def test_head_v9_launcher(monkeypatch):
+    "lm_head(topk=k): lm_head_bf16_v9 with v6's grid, the keys' shared memory, a partials buffer [M, blocks k]; refused off v6."
+    from qwen_engine import gemv as G
+    named, grids = _mocked_launcher(monkeypatch)
+    monkeypatch.setattr(G, "_sms", lambda: 132)
+    W5, vocab = torch.zeros(64, 5120, dtype=torch.bfloat16), torch.zeros(248320, dtype=torch.int32)
+    for M in (1, 3):
+        ids, lg, part = G.lm_head(W5, torch.zeros(M, 5120, dtype=torch.bfloat16), rowset=vocab, S=G.ENGINE_CHOICE["lm_head"], topk=20)
+        assert named[-2] == f"lm_head_bf16_v9<8, 20, {1 if M == 1 else 8}, 2, 20, 20>" and grids[-2][0] == (264,)
+        MR = -(-124160 // (264 * 8)) * 2                                       # 118 rows a warp at most: 944 keys a token, 1,024 sorted
+        assert MR == 118 and grids[-2][2] == (1 if M == 1 else 8) * (5120 * 2 + 1024 * 8) + 8 * MR * 4
+        assert part.shape == (M, 264 * 20) and part.dtype == torch.int64 and grids[-2][1][-1].numel() == M * 264 * 20
+    with pytest.raises(ValueError, match="v6 head only"):
+        G.lm_head(W5, torch.zeros(1, 5120, dtype=torch.bfloat16), S=8, topk=20)
+    with pytest.raises(ValueError, match="top-k of 1 to 256"):
+        G.lm_head(W5, torch.zeros(1, 5120, dtype=torch.bfloat16), S=G.ENGINE_CHOICE["lm_head"], topk=300)
