@@ -103,7 +103,8 @@
 //   lm_head_bf16_v8<SR, S, MT, RG, KC>: the ring in shared memory, filled by cp.async (16 bytes a lane, each lane reading
 //      back only its own copies), S stages of half a row a warp; ptxas cannot move a copy past the wait that needs it.
 //   lm_head_bf16_v9<SR, U, MT, RG, KC, TK>: v6 (its body, lm_head_v6_body) with the block's TK best (logit, id) per token
-//      as top-k partials (64-bit keys sorted in shared memory after the stream), for sampling (head_topk_h200.json).
+//      as top-k partials (64-bit keys; after the stream, TK rounds of a block-wide maximum), for sampling (head_topk_h200.json;
+//      its first build sorted all the block's keys in shared memory, bitonic: 23 us a token, head_topk_first_h200.json).
 // Weights are read as stored in the checkpoint: row-major [N, K], e4m3, scale_inv [N/128, K/128] (fp32 here).
 #include "common.cu"                                    // qe_grid_wait / qe_grid_launch_dependents (PDL)
 
@@ -2337,6 +2338,7 @@ __global__ void __launch_bounds__(32 * SR) lm_head_bf16_v5(const unsigned short*
 // integers: the float's bits made monotone (negative floats have their magnitude bits flipped) in the high word, and
 // 2^32 - 1 - id in the low word; -0 counts as +0 (they tie in the argmax too). No key is HEAD_NO_ROW (the smallest 64-bit integer). Decoded by qwen_engine.gemv.decode_head_keys.
 constexpr long long HEAD_NO_ROW = -0x7fffffffffffffffll - 1;
+constexpr int HEAD_KPT = 4;                 // v9: the rows a thread holds for the top-k rounds (the launcher checks SR MR <= 32 SR HEAD_KPT)
 __device__ __forceinline__ long long head_key(float v, int id) {
   const int b = __float_as_int(v) == (int)0x80000000 ? 0 : __float_as_int(v);
   const unsigned hi = (unsigned)(b >= 0 ? b : b ^ 0x7fffffff);
@@ -2350,9 +2352,10 @@ __device__ __forceinline__ long long head_key(float v, int id) {
 // unrolled, and before chunk j is used, the slot chunk j - 1 used is refilled with chunk j + U - 1 of the warp's row
 // sequence, which is chunk j + U - 1 of this row or of the next (a pointer computed when the row began; past the warp's
 // last row, its last row again: bytes L2 already holds). The same sums as v5, in the same order.
-// TK > 0 (lm_head_bf16_v9): each row's (logit, id) also goes to shared memory as one sortable key (head_key), and after
-// the stream the block sorts its keys (bitonic, descending) and writes its TK best per token to `topk_part`: the block's
-// top-k partials. Any row of the global top TK is among its own block's top TK, so merging the partials is exact.
+// TK > 0 (lm_head_bf16_v9): each row's bf16 logit also goes to shared memory (2 bytes a row and token, beside its id in
+// rids), and after the stream each thread holds up to HEAD_KPT of the block's rows as keys (head_key) in registers; TK
+// rounds of a block-wide maximum (one barrier a round) write the block's TK best keys per token to `topk_part`, in order:
+// the block's top-k partials. Any row of the global top TK is among its own block's top TK, so merging them is exact.
 template <int SR, int U, int MT, int RG, int KC, int TK>
 __device__ __forceinline__ void lm_head_v6_body(const unsigned short* __restrict__ W, const int* __restrict__ rowset, int nrows,
                                                 const unsigned short* __restrict__ x, int K, int M, unsigned short* __restrict__ logits,
@@ -2375,12 +2378,7 @@ __device__ __forceinline__ void lm_head_v6_body(const unsigned short* __restrict
   const int MR = ((ngroups + WA - 1) / WA) * RG;
   int* rids = reinterpret_cast<int*>(hx + MT * K8) + warp * MR;
   for (int q = lane; q < nq; q += 32) rids[q] = __ldg(rowset + min(row_of(q), nrows - 1));
-  int NP = 1;                                                  // TK: the block's keys per token, a power of two >= SR MR
-  long long* keys = reinterpret_cast<long long*>(reinterpret_cast<int*>(hx + MT * K8) + SR * MR + ((SR * MR) & 1));
-  if constexpr (TK > 0) {
-    while (NP < SR * MR) NP <<= 1;
-    for (int i = threadIdx.x; i < MT * NP; i += blockDim.x) keys[i] = HEAD_NO_ROW;   // no row: below every key
-  }
+  unsigned short* lv = reinterpret_cast<unsigned short*>(reinterpret_cast<int*>(hx + MT * K8) + SR * MR);   // TK: [MT][SR MR] bf16 logits
   __syncthreads();
   float best[MT]; int bid[MT];
 #pragma unroll
@@ -2425,7 +2423,7 @@ __device__ __forceinline__ void lm_head_v6_body(const unsigned short* __restrict
         const float v = bf16_to_f32(hb);
         if (m < M && ii < nrows) {
           if (logits && lane == m) logits[(size_t)m * ldl + ii] = hb;
-          if constexpr (TK > 0) if (lane == m) keys[m * NP + warp * MR + q] = head_key(v, r);
+          if constexpr (TK > 0) if (lane == m) lv[m * SR * MR + warp * MR + q] = hb;
           if (v > best[m] || (v == best[m] && r < bid[m])) { best[m] = v; bid[m] = r; }
         }
       }
@@ -2444,20 +2442,32 @@ __device__ __forceinline__ void lm_head_v6_body(const unsigned short* __restrict
     part_val[(size_t)m * gridDim.x + blockIdx.x] = b; part_idx[(size_t)m * gridDim.x + blockIdx.x] = id;
   }
   if constexpr (TK > 0) {
+    __shared__ long long wmax[2][SR];
+    const int* ids = reinterpret_cast<const int*>(hx + MT * K8);        // all warps' row ids: [SR][MR]
     for (int m = 0; m < MT && m < M; ++m) {
-      long long* k = keys + m * NP;
-      for (int len = 2; len <= NP; len <<= 1)                  // bitonic sort, descending
-        for (int j = len >> 1; j > 0; j >>= 1) {
-          for (int i = threadIdx.x; i < NP; i += blockDim.x) {
-            const int l = i ^ j;
-            if (l > i) {
-              const long long a = k[i], c = k[l];
-              if ((i & len) == 0 ? a < c : a > c) { k[i] = c; k[l] = a; }
-            }
-          }
-          __syncthreads();
-        }
-      if (threadIdx.x < TK) topk_part[((size_t)m * gridDim.x + blockIdx.x) * TK + threadIdx.x] = threadIdx.x < NP ? k[threadIdx.x] : HEAD_NO_ROW;
+      long long kr[HEAD_KPT];                                           // this thread's rows i = threadIdx.x + 32 SR t
+#pragma unroll
+      for (int t = 0; t < HEAD_KPT; ++t) {
+        const int i = threadIdx.x + 32 * SR * t, w = i / MR, q = i - w * MR, g = blockIdx.x * SR + w;
+        const int nqw = g < ngroups ? ((ngroups - 1 - g) / WA + 1) * RG : 0;     // warp w's rows, as it counted them
+        const bool real = i < SR * MR && q < nqw && (g + (q / RG) * WA) * RG + q % RG < nrows;
+        kr[t] = real ? head_key(bf16_to_f32(lv[m * SR * MR + i]), ids[i]) : HEAD_NO_ROW;
+      }
+      for (int r = 0; r < TK; ++r) {                                    // round r: the block's r-th largest key
+        long long b = kr[0];
+#pragma unroll
+        for (int t = 1; t < HEAD_KPT; ++t) b = kr[t] > b ? kr[t] : b;
+#pragma unroll
+        for (int o = 16; o; o >>= 1) { const long long c = __shfl_xor_sync(0xffffffffu, b, o); b = c > b ? c : b; }
+        if (lane == 0) wmax[r & 1][warp] = b;
+        __syncthreads();                                                // (two buffers: round r + 1 writes the other)
+        b = wmax[r & 1][0];
+#pragma unroll
+        for (int w = 1; w < SR; ++w) b = wmax[r & 1][w] > b ? wmax[r & 1][w] : b;
+        if (threadIdx.x == 0) topk_part[((size_t)m * gridDim.x + blockIdx.x) * TK + r] = b;
+#pragma unroll
+        for (int t = 0; t < HEAD_KPT; ++t) if (kr[t] == b && b != HEAD_NO_ROW) kr[t] = HEAD_NO_ROW;   // keys are unique: one owner
+      }
     }
   }
 }
@@ -2470,8 +2480,8 @@ __global__ void __launch_bounds__(32 * SR) lm_head_bf16_v6(const unsigned short*
   lm_head_v6_body<SR, U, MT, RG, KC, 0>(W, rowset, nrows, x, K, M, logits, ldl, part_val, part_idx, nullptr);
 }
 
-// lm_head v9: v6 with the block's top-k partials (TK best (logit, id) keys per token; shared memory: the keys after the
-// row ids, MT NP of them). The same logits, argmax and partials as v6; the keys' order: head_key.
+// lm_head v9: v6 with the block's top-k partials (TK best (logit, id) keys per token, best first; shared memory: the rows'
+// bf16 logits after the row ids, MT SR MR of them). The same logits, argmax and partials as v6; the keys' order: head_key.
 template <int SR, int U, int MT, int RG, int KC, int TK>
 __global__ void __launch_bounds__(32 * SR) lm_head_bf16_v9(const unsigned short* __restrict__ W, const int* __restrict__ rowset,
                                                             int nrows, const unsigned short* __restrict__ x, int K, int M,

@@ -8,17 +8,17 @@ __all__ = ['BLOCK', 'ENGINE_KERNELS', 'V3_KERNELS', 'V8_SWEEP', 'V8_KERNELS', 'V
            'V13_MULTI', 'V13_KERNELS', 'V14_SWEEP', 'V14_KERNELS', 'V14B_SWEEP', 'V15_SWEEP', 'V15_KERNELS',
            'V16_SWEEP', 'V16_KERNELS', 'V18_SWEEP', 'V18_KERNELS', 'V19_PF', 'HEAD_V3_SWEEP', 'HEAD_V3_KERNELS',
            'HEAD_V4_SWEEP', 'HEAD_V4_KERNELS', 'HEAD_V5_SWEEP', 'HEAD_V5_KERNELS', 'HEAD_V6_SWEEP', 'HEAD_V6_KERNELS',
-           'HEAD_V7_SWEEP', 'HEAD_V7_KERNELS', 'HEAD_V8_SWEEP', 'HEAD_V8_KERNELS', 'MODEL_SHAPES', 'AWKWARD',
-           'V12_MARGIN', 'V12_PLAN', 'V12_MINB', 'ENGINE_MARGIN', 'ENGINE_CHOICE', 'ENGINE_V14', 'ENGINE_MINB',
-           'V19_SWEEP', 'V20_SWEEP', 'V20_KERNELS', 'V21_LP', 'V21_SWEEP', 'V21_KERNELS', 'V22_SWEEP', 'V22_KERNELS',
-           'V23_SWEEP', 'V23B_SWEEP', 'V23_KERNELS', 'V19_KERNELS', 'quantize_fp8', 'dequantize_fp8', 'gemv_reference',
-           'gemv_scratch', 'v4_plan', 'v4_scratch', 'v8_plan', 'v8_smem', 'v8_scratch', 'v13_grid', 'v13_scratch',
-           'v20_smem', 'v14_smem', 'v22_smem', 'stream_probe', 'gemv', 'lm_head_scratch', 'lm_head', 'head_keys',
-           'decode_head_keys', 'head_topk', 'engine_plan', 'engine_scratch', 'engine_kwargs', 'engine_gemv',
-           'engine_choice', 'synth_fp8', 'torch_epilogue', 'check_gemv', 'check_ok', 'check_multirow_identity',
-           'bytes_of', 'time_engine', 'time_gemv', 'time_scaled_mm', 'check_lm_head', 'check_lm_head_topk',
-           'bandwidth_now', 'sweep', 'M_PAD_BYTES', 'best_choice', 'token_graph', 'time_lm_head', 'run_all',
-           'bench_register', 'checks_table', 'best_by_variant', 'speed_table', 'speed_plot']
+           'HEAD_V7_SWEEP', 'HEAD_V7_KERNELS', 'HEAD_V8_SWEEP', 'HEAD_V8_KERNELS', 'HEAD_KPT', 'MODEL_SHAPES',
+           'AWKWARD', 'V12_MARGIN', 'V12_PLAN', 'V12_MINB', 'ENGINE_MARGIN', 'ENGINE_CHOICE', 'ENGINE_V14',
+           'ENGINE_MINB', 'V19_SWEEP', 'V20_SWEEP', 'V20_KERNELS', 'V21_LP', 'V21_SWEEP', 'V21_KERNELS', 'V22_SWEEP',
+           'V22_KERNELS', 'V23_SWEEP', 'V23B_SWEEP', 'V23_KERNELS', 'V19_KERNELS', 'quantize_fp8', 'dequantize_fp8',
+           'gemv_reference', 'gemv_scratch', 'v4_plan', 'v4_scratch', 'v8_plan', 'v8_smem', 'v8_scratch', 'v13_grid',
+           'v13_scratch', 'v20_smem', 'v14_smem', 'v22_smem', 'stream_probe', 'gemv', 'lm_head_scratch', 'lm_head',
+           'head_keys', 'decode_head_keys', 'head_topk', 'engine_plan', 'engine_scratch', 'engine_kwargs',
+           'engine_gemv', 'engine_choice', 'synth_fp8', 'torch_epilogue', 'check_gemv', 'check_ok',
+           'check_multirow_identity', 'bytes_of', 'time_engine', 'time_gemv', 'time_scaled_mm', 'check_lm_head',
+           'check_lm_head_topk', 'bandwidth_now', 'sweep', 'M_PAD_BYTES', 'best_choice', 'token_graph', 'time_lm_head',
+           'run_all', 'bench_register', 'checks_table', 'best_by_variant', 'speed_table', 'speed_plot']
 
 # %% ../nbs/06_gemv.ipynb #9b77fff9
 import functools, math, time
@@ -420,6 +420,7 @@ HEAD_V7_KERNELS = tuple(dict.fromkeys(f"lm_head_bf16_v7<{sr}, {mt}, {rg}, 20>" f
 # lm_head_bf16_v8's (8, SR, S, RG, BPS) at K = 5,120: ring per block SR S 5 KB (+ the activation, 10 KB at M = 1)
 HEAD_V8_SWEEP = ((8, 4, 4, 4, 2), (8, 4, 3, 4, 3), (8, 8, 3, 2, 1), (8, 2, 4, 8, 4), (8, 4, 6, 4, 1), (8, 2, 6, 8, 3))
 HEAD_V8_KERNELS = tuple(dict.fromkeys(f"lm_head_bf16_v8<{sr}, {st}, {mt}, {rg}, 20>" for _, sr, st, rg, _ in HEAD_V8_SWEEP for mt in (1, 8)))
+HEAD_KPT = 4          # lm_head_bf16_v9: the rows a thread holds for its top-k rounds (kernels: HEAD_KPT), so at most 128 rows a warp
 
 def lm_head(W, x, rowset=None, S: int = 4, logits=False, scratch=None, pdl: bool = False, v3=None, topk: int = 0, topk_part=None):
     """Argmax (lowest id on ties) of the bf16 logits x[M, K] @ W[rowset]^T; the logits are written only if asked
@@ -465,9 +466,11 @@ def lm_head(W, x, rowset=None, S: int = 4, logits=False, scratch=None, pdl: bool
         ng = -(-n // RG); WA = nb * SR
         smem = (1 if M == 1 else 8) * K * 2 + SR * (-(-ng // WA) * RG) * 4     # the activation, then the warps' row ids
         if hv == 8: smem += SR * U * (K // 512) * 512                          # v8: the warps' rings (U = S stages of half a row)
-        if topk:                                                                # v9: 8-byte aligned keys, a power of two a token
+        if topk:                                                                # v9: the rows' bf16 logits, 2 bytes a row and token
+            MR = -(-ng // WA) * RG
             if not 1 <= topk <= 32 * SR: raise ValueError(f"lm_head: top-k of 1 to {32 * SR} (the block's threads), not {topk}")
-            smem += (SR * (-(-ng // WA) * RG)) % 2 * 4 + (1 if M == 1 else 8) * 8 * (1 << max(0, SR * (-(-ng // WA) * RG) - 1).bit_length())
+            if MR > 32 * HEAD_KPT: raise ValueError(f"lm_head: top-k partials hold {32 * HEAD_KPT} rows a warp; this row set gives {MR}")
+            smem += (1 if M == 1 else 8) * SR * MR * 2
             if topk_part is None: topk_part = torch.empty(M, nb * topk, dtype=torch.int64, device=W.device)
             assert topk_part.dtype == torch.int64 and topk_part.is_contiguous() and topk_part.numel() == M * nb * topk, f"top-k partials: int64 [M, {nb} {topk}]"
             args = args + (topk_part,)
@@ -800,7 +803,7 @@ def check_lm_head_topk(gen, k=20, V=248320, K=5120, M=3, S=None):
     for c in copies: W2[c] = W2[best]
     _, _, p2 = lm_head(W2, x[:1].contiguous(), S=S, topk=k)
     _, i2 = head_topk(p2, k)
-    out["tie_lower_ids_first"] = i2[0, :3].tolist() == sorted((best,) + copies)
+    out["tie_lower_ids_first"] = i2[0, :3].tolist() == sorted((best,) + copies)[:k]     # (k < 3: the lowest of the three)
     return out
 
 def bandwidth_now(gib=4):

@@ -546,7 +546,7 @@ def test_head_topk_merge_is_exact():
 
 
 def test_head_v9_launcher(monkeypatch):
-    "lm_head(topk=k): lm_head_bf16_v9 with v6's grid, the keys' shared memory, a partials buffer [M, blocks k]; refused off v6."
+    "lm_head(topk=k): lm_head_bf16_v9 with v6's grid, the logits' shared memory, a partials buffer [M, blocks k]; refused off v6 and past 128 rows a warp."
     from qwen_engine import gemv as G
     named, grids = _mocked_launcher(monkeypatch)
     monkeypatch.setattr(G, "_sms", lambda: 132)
@@ -555,9 +555,11 @@ def test_head_v9_launcher(monkeypatch):
         ids, lg, part = G.lm_head(W5, torch.zeros(M, 5120, dtype=torch.bfloat16), rowset=vocab, S=G.ENGINE_CHOICE["lm_head"], topk=20)
         assert named[-2] == f"lm_head_bf16_v9<8, 20, {1 if M == 1 else 8}, 2, 20, 20>" and grids[-2][0] == (264,)
         MR = -(-124160 // (264 * 8)) * 2                                       # 118 rows a warp at most: 944 keys a token, 1,024 sorted
-        assert MR == 118 and grids[-2][2] == (1 if M == 1 else 8) * (5120 * 2 + 1024 * 8) + 8 * MR * 4
+        assert MR == 118 and grids[-2][2] == (1 if M == 1 else 8) * (5120 * 2 + 8 * MR * 2) + 8 * MR * 4   # activation, logits; ids
         assert part.shape == (M, 264 * 20) and part.dtype == torch.int64 and grids[-2][1][-1].numel() == M * 264 * 20
     with pytest.raises(ValueError, match="v6 head only"):
         G.lm_head(W5, torch.zeros(1, 5120, dtype=torch.bfloat16), S=8, topk=20)
+    with pytest.raises(ValueError, match="hold 128 rows a warp"):              # a row set past 128 rows a warp of the grid
+        G.lm_head(W5, torch.zeros(1, 5120, dtype=torch.bfloat16), rowset=torch.zeros(132 * 2 * 8 * 130, dtype=torch.int32), S=G.ENGINE_CHOICE["lm_head"], topk=20)
     with pytest.raises(ValueError, match="top-k of 1 to 256"):
         G.lm_head(W5, torch.zeros(1, 5120, dtype=torch.bfloat16), S=G.ENGINE_CHOICE["lm_head"], topk=300)
