@@ -2695,6 +2695,36 @@ extern "C" __global__ void argmax_partials(const float* __restrict__ part_val, c
   }
 }
 
+// The global top k from lm_head_bf16_v9's partials: block m takes token m's n keys (unique, but for HEAD_NO_ROW) and in
+// round r finds the largest key below round r - 1's (every thread its strided share, then the warps, then the block),
+// so the rounds list the top k in order without changing the partials. Writes each as (logit, id); no row: (-inf, -1).
+extern "C" __global__ void head_topk_merge(const long long* __restrict__ part, int n, int k, float* __restrict__ val,
+                                           int* __restrict__ idx) {
+  __shared__ long long wb[2][32];
+  qe_grid_wait();
+  qe_grid_launch_dependents();
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+  const long long* p = part + (size_t)blockIdx.x * n;
+  long long prev = 0x7fffffffffffffffll;
+  for (int r = 0; r < k; ++r) {
+    long long b = HEAD_NO_ROW;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) { const long long v = __ldg(p + i); if (v < prev && v > b) b = v; }
+#pragma unroll
+    for (int o = 16; o; o >>= 1) { const long long c = __shfl_xor_sync(0xffffffffu, b, o); b = c > b ? c : b; }
+    if (lane == 0) wb[r & 1][warp] = b;
+    __syncthreads();                                           // (two buffers: round r + 1 writes the other)
+    b = wb[r & 1][0];
+    for (int w = 1; w < nw; ++w) b = wb[r & 1][w] > b ? wb[r & 1][w] : b;
+    if (threadIdx.x == 0) {
+      const int hi = (int)(b >> 32);
+      const bool none = b == HEAD_NO_ROW;
+      val[(size_t)blockIdx.x * k + r] = none ? NEG_INF : __int_as_float(hi >= 0 ? hi : hi ^ 0x7fffffff);
+      idx[(size_t)blockIdx.x * k + r] = none ? -1 : (int)(0xffffffffu - (unsigned)(b & 0xffffffffll));
+    }
+    prev = b;
+  }
+}
+
 // Instantiations the engine uses (NVRTC instantiates by name too; these let nvcc check every variant).
 #define GEMV_INST(S, RG, EPI) template __global__ void gemv_fp8_v2<S, RG, EPI>(const unsigned char*, const float*, \
     const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int);

@@ -14,8 +14,8 @@ __all__ = ['BLOCK', 'ENGINE_KERNELS', 'V3_KERNELS', 'V8_SWEEP', 'V8_KERNELS', 'V
            'V22_KERNELS', 'V23_SWEEP', 'V23B_SWEEP', 'V23_KERNELS', 'V19_KERNELS', 'quantize_fp8', 'dequantize_fp8',
            'gemv_reference', 'gemv_scratch', 'v4_plan', 'v4_scratch', 'v8_plan', 'v8_smem', 'v8_scratch', 'v13_grid',
            'v13_scratch', 'v20_smem', 'v14_smem', 'v22_smem', 'stream_probe', 'gemv', 'lm_head_scratch', 'lm_head',
-           'head_keys', 'decode_head_keys', 'head_topk', 'engine_plan', 'engine_scratch', 'engine_kwargs',
-           'engine_gemv', 'engine_choice', 'synth_fp8', 'torch_epilogue', 'check_gemv', 'check_ok',
+           'head_keys', 'decode_head_keys', 'head_topk_reference', 'head_topk', 'engine_plan', 'engine_scratch',
+           'engine_kwargs', 'engine_gemv', 'engine_choice', 'synth_fp8', 'torch_epilogue', 'check_gemv', 'check_ok',
            'check_multirow_identity', 'bytes_of', 'time_engine', 'time_gemv', 'time_scaled_mm', 'check_lm_head',
            'check_lm_head_topk', 'bandwidth_now', 'sweep', 'M_PAD_BYTES', 'best_choice', 'token_graph', 'time_lm_head',
            'run_all', 'bench_register', 'checks_table', 'best_by_variant', 'speed_table', 'speed_plot']
@@ -503,9 +503,19 @@ def decode_head_keys(keys):
     none = keys == torch.iinfo(torch.int64).min
     return torch.where(none, float("-inf"), b.view(torch.float32)), torch.where(none, -1, ids)
 
-def head_topk(part, k: int):
-    "The global top k (logits fp32 [M, k] descending, ids int32 [M, k], the lower id first among equal logits) from lm_head's top-k partials."
+def head_topk_reference(part, k: int):
+    "The global top k (logits fp32 [M, k] descending, ids int32 [M, k], the lower id first among equal logits) from lm_head's top-k partials, in torch."
     return decode_head_keys(torch.topk(part, k, dim=1, sorted=True).values)
+
+def head_topk(part, k: int, out=None, pdl: bool = False):
+    """head_topk_reference on the GPU in one launch (head_topk_merge: k rounds of a block-wide maximum, one block a token).
+    `out` = (values fp32 [M, k], ids int32 [M, k]) preallocated, or None."""
+    import numpy as np
+    M, n = part.shape
+    assert part.dtype == torch.int64 and part.is_contiguous() and 1 <= k <= n
+    val, idx = out if out is not None else (torch.empty(M, k, dtype=torch.float32, device=part.device), torch.empty(M, k, dtype=torch.int32, device=part.device))
+    launch(get_kernel("gemv", "head_topk_merge"), (M,), (1024,), (part, np.int32(n), np.int32(k), val, idx), pdl=pdl)
+    return val, idx
 
 # %% ../nbs/06_gemv.ipynb #2212c430
 # (M rows, N, K, epilogue, role): the GEMV shapes of one decode step of the 27B model
@@ -791,7 +801,9 @@ def check_lm_head_topk(gen, k=20, V=248320, K=5120, M=3, S=None):
     ids6, lg6 = lm_head(W, x, S=S, logits=True)
     ids, lg, part = lm_head(W, x, S=S, logits=True, topk=k)
     vals, tids = head_topk(part, k)
+    rv, ri = head_topk_reference(part, k)
     wv, wi = want(lg, torch.arange(V, device="cuda"))
+    out["merge_equals_reference"] = torch.equal(vals, rv) and torch.equal(tids, ri)
     out.update(same_as_v6=torch.equal(lg, lg6) and torch.equal(ids, ids6), topk_ok=torch.equal(vals, wv) and torch.equal(tids, wi),
                top1_is_argmax=torch.equal(tids[:, 0], ids))
     rows = torch.randperm(V, generator=torch.Generator(device="cuda").manual_seed(2), device="cuda")[:50000].int().sort().values

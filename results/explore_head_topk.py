@@ -2,7 +2,7 @@
 in shared memory after the stream; head_topk merges them). check_lm_head_topk at k = 1, 20 and 64, M = 1 and 3 (the top k
 of the call's own logits by (logit descending, id ascending), a row set, a forced three-way tie, the same logits and
 argmax as v6); then timed alone (graph, PDL, the 2.54 GB head with no rotation needed) against the engine's head,
-interleaved, twice, with the merge (torch.topk over the partials) timed on its own.
+interleaved, twice, with the merge (head_topk's kernel, and torch.topk over the partials) timed on its own.
 Usage on the H200: PYTHONPATH=. python3 results/explore_head_topk.py OUT_DIR (head_topk_h200.json). About 60 s."""
 import torch
 from qwen_engine import gemv as G
@@ -34,8 +34,10 @@ for M in (1, 8):
                 rec["timings"].append(dict(M=M, k=k, rep=rep, us=us, frac=W.numel() * 2 / us / 1e6 / rec["bandwidth_tbps"]))
                 print(f"M={M} rep {rep} k={k}: {us:.1f} us {el()}", flush=True)
     for k in (20, 64):
-        us = guard(f"merge k={k} M={M}", lambda: 1000 * median(time_graph(lambda i: G.head_topk(parts[k], k), calls=20, reps=7)))
-        if us: rec["merge"].append(dict(M=M, k=k, us=us)); print(f"merge M={M} k={k}: {us:.1f} us", flush=True)
+        outs = (torch.empty(M, k, device="cuda"), torch.empty(M, k, dtype=torch.int32, device="cuda"))
+        for how, fn in (("kernel", lambda i: G.head_topk(parts[k], k, out=outs)), ("torch", lambda i: G.head_topk_reference(parts[k], k))):
+            us = guard(f"merge {how} k={k} M={M}", lambda: 1000 * median(time_graph(fn, calls=20, reps=7)))
+            if us: rec["merge"].append(dict(M=M, k=k, how=how, us=us)); print(f"merge {how} M={M} k={k}: {us:.1f} us", flush=True)
 save()
 print("\nM | k | us (2 repeats) | % of bandwidth")
 for M in (1, 8):

