@@ -2461,9 +2461,9 @@ __device__ __forceinline__ void lm_head_v6_body(const unsigned short* __restrict
         for (int o = 16; o; o >>= 1) { const long long c = __shfl_xor_sync(0xffffffffu, b, o); b = c > b ? c : b; }
         if (lane == 0) wmax[r & 1][warp] = b;
         __syncthreads();                                                // (two buffers: round r + 1 writes the other)
-        b = wmax[r & 1][0];
+        b = lane < SR ? wmax[r & 1][lane] : HEAD_NO_ROW;                // every warp: the warps' maxima, by shuffles
 #pragma unroll
-        for (int w = 1; w < SR; ++w) b = wmax[r & 1][w] > b ? wmax[r & 1][w] : b;
+        for (int o = 16; o; o >>= 1) { const long long c = __shfl_xor_sync(0xffffffffu, b, o); b = c > b ? c : b; }
         if (threadIdx.x == 0) topk_part[((size_t)m * gridDim.x + blockIdx.x) * TK + r] = b;
 #pragma unroll
         for (int t = 0; t < HEAD_KPT; ++t) if (kr[t] == b && b != HEAD_NO_ROW) kr[t] = HEAD_NO_ROW;   // keys are unique: one owner
@@ -2695,26 +2695,31 @@ extern "C" __global__ void argmax_partials(const float* __restrict__ part_val, c
   }
 }
 
-// The global top k from lm_head_bf16_v9's partials: block m takes token m's n keys (unique, but for HEAD_NO_ROW) and in
-// round r finds the largest key below round r - 1's (every thread its strided share, then the warps, then the block),
-// so the rounds list the top k in order without changing the partials. Writes each as (logit, id); no row: (-inf, -1).
+// The global top k from lm_head_bf16_v9's partials: block m copies token m's n keys (unique, but for HEAD_NO_ROW) into
+// shared memory, and in round r finds the largest key below round r - 1's (every thread its strided share, then its
+// warp, then every warp over the warps' maxima), so the rounds list the top k in order. Writes each as (logit, id); no
+// row: (-inf, -1). (Its first build read the keys from global memory every round: 2.2 us a round, head_topk_third_h200.)
 extern "C" __global__ void head_topk_merge(const long long* __restrict__ part, int n, int k, float* __restrict__ val,
                                            int* __restrict__ idx) {
+  extern __shared__ long long sk[];
   __shared__ long long wb[2][32];
   qe_grid_wait();
   qe_grid_launch_dependents();
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
-  const long long* p = part + (size_t)blockIdx.x * n;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) sk[i] = __ldg(part + (size_t)blockIdx.x * n + i);
+  __syncthreads();
   long long prev = 0x7fffffffffffffffll;
   for (int r = 0; r < k; ++r) {
     long long b = HEAD_NO_ROW;
-    for (int i = threadIdx.x; i < n; i += blockDim.x) { const long long v = __ldg(p + i); if (v < prev && v > b) b = v; }
+#pragma unroll 4
+    for (int i = threadIdx.x; i < n; i += blockDim.x) { const long long v = sk[i]; b = v < prev && v > b ? v : b; }
 #pragma unroll
     for (int o = 16; o; o >>= 1) { const long long c = __shfl_xor_sync(0xffffffffu, b, o); b = c > b ? c : b; }
     if (lane == 0) wb[r & 1][warp] = b;
     __syncthreads();                                           // (two buffers: round r + 1 writes the other)
-    b = wb[r & 1][0];
-    for (int w = 1; w < nw; ++w) b = wb[r & 1][w] > b ? wb[r & 1][w] : b;
+    b = lane < nw ? wb[r & 1][lane] : HEAD_NO_ROW;
+#pragma unroll
+    for (int o = 16; o; o >>= 1) { const long long c = __shfl_xor_sync(0xffffffffu, b, o); b = c > b ? c : b; }
     if (threadIdx.x == 0) {
       const int hi = (int)(b >> 32);
       const bool none = b == HEAD_NO_ROW;

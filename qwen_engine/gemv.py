@@ -514,7 +514,10 @@ def head_topk(part, k: int, out=None, pdl: bool = False):
     M, n = part.shape
     assert part.dtype == torch.int64 and part.is_contiguous() and 1 <= k <= n
     val, idx = out if out is not None else (torch.empty(M, k, dtype=torch.float32, device=part.device), torch.empty(M, k, dtype=torch.int32, device=part.device))
-    launch(get_kernel("gemv", "head_topk_merge"), (M,), (1024,), (part, np.int32(n), np.int32(k), val, idx), pdl=pdl)
+    kern = get_kernel("gemv", "head_topk_merge")
+    if n * 8 > 200 * 1024: raise ValueError(f"head_topk: {n} partial keys a token do not fit in shared memory (at most {200 * 1024 // 8})")
+    if n * 8 > 40 * 1024 and kern.max_dynamic_shared_size_bytes < n * 8: kern.max_dynamic_shared_size_bytes = n * 8
+    launch(kern, (M,), (1024,), (part, np.int32(n), np.int32(k), val, idx), smem=n * 8, pdl=pdl)
     return val, idx
 
 # %% ../nbs/06_gemv.ipynb #2212c430
