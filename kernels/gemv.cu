@@ -2698,7 +2698,7 @@ extern "C" __global__ void argmax_partials(const float* __restrict__ part_val, c
 // The global top k from lm_head_bf16_v9's partials: block m copies token m's n keys (unique, but for HEAD_NO_ROW) into
 // shared memory, and in round r finds the largest key below round r - 1's (every thread its strided share, then its
 // warp, then every warp over the warps' maxima), so the rounds list the top k in order. Writes each as (logit, id); no
-// row: (-inf, -1). (Its first build read the keys from global memory every round: 2.2 us a round, head_topk_third_h200.)
+// row: (-inf, -1). (Its first build read the keys from global memory every round: 2.2 us a round, head_topk_merge_first_h200.)
 extern "C" __global__ void head_topk_merge(const long long* __restrict__ part, int n, int k, float* __restrict__ val,
                                            int* __restrict__ idx) {
   extern __shared__ long long sk[];

@@ -563,3 +563,17 @@ def test_head_v9_launcher(monkeypatch):
         G.lm_head(W5, torch.zeros(1, 5120, dtype=torch.bfloat16), rowset=torch.zeros(132 * 2 * 8 * 130, dtype=torch.int32), S=G.ENGINE_CHOICE["lm_head"], topk=20)
     with pytest.raises(ValueError, match="top-k of 1 to 256"):
         G.lm_head(W5, torch.zeros(1, 5120, dtype=torch.bfloat16), S=G.ENGINE_CHOICE["lm_head"], topk=300)
+
+
+def test_head_topk_record():
+    """head_topk_h200: every check true at k = 1, 20, 64 and M = 1, 3 (the merged top k = the top k of the call's own
+    logits, v6's logits and argmax, the merge kernel = torch's, a row set, a three-way tie); the percentages recompute;
+    top-20 partials keep the head above the 95 % bar, and the merge kernel beats torch.topk at k = 20."""
+    d = read_record("head_topk_h200")["data"]
+    assert not d["errors"] and {(c["k"], c["M"]) for c in d["checks"]} == {(k, M) for k in (1, 20, 64) for M in (1, 3)}
+    assert all(v for c in d["checks"] for n, v in c.items() if n not in ("k", "M")) and all(len(c) == 8 for c in d["checks"])
+    for t in d["timings"]: assert abs(t["frac"] - 248320 * 5120 * 2 / t["us"] / 1e6 / d["bandwidth_tbps"]) < 1e-9
+    frac = lambda k: min(t["frac"] for t in d["timings"] if t["M"] == 1 and t["k"] == k)
+    assert frac(20) >= 0.95 and frac(0) > frac(20) > frac(64)
+    merge = {(m["how"], m["k"]): m["us"] for m in d["merge"] if m["M"] == 1}
+    assert merge[("kernel", 20)] < merge[("torch", 20)]
