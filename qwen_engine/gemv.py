@@ -14,11 +14,12 @@ __all__ = ['BLOCK', 'ENGINE_KERNELS', 'V3_KERNELS', 'V8_SWEEP', 'V8_KERNELS', 'V
            'V22_KERNELS', 'V23_SWEEP', 'V23B_SWEEP', 'V23_KERNELS', 'V19_KERNELS', 'quantize_fp8', 'dequantize_fp8',
            'gemv_reference', 'gemv_scratch', 'v4_plan', 'v4_scratch', 'v8_plan', 'v8_smem', 'v8_scratch', 'v13_grid',
            'v13_scratch', 'v20_smem', 'v14_smem', 'v22_smem', 'stream_probe', 'gemv', 'lm_head_scratch', 'lm_head',
-           'head_keys', 'decode_head_keys', 'head_topk_reference', 'head_topk', 'engine_plan', 'engine_scratch',
-           'engine_kwargs', 'engine_gemv', 'engine_choice', 'synth_fp8', 'torch_epilogue', 'check_gemv', 'check_ok',
-           'check_multirow_identity', 'bytes_of', 'time_engine', 'time_gemv', 'time_scaled_mm', 'check_lm_head',
-           'check_lm_head_topk', 'bandwidth_now', 'sweep', 'M_PAD_BYTES', 'best_choice', 'token_graph', 'time_lm_head',
-           'run_all', 'bench_register', 'checks_table', 'best_by_variant', 'speed_table', 'speed_plot']
+           'head_keys', 'decode_head_keys', 'head_topk_ok', 'head_topk_scratch', 'head_topk_reference', 'head_topk',
+           'engine_plan', 'engine_scratch', 'engine_kwargs', 'engine_gemv', 'engine_choice', 'synth_fp8',
+           'torch_epilogue', 'check_gemv', 'check_ok', 'check_multirow_identity', 'bytes_of', 'time_engine',
+           'time_gemv', 'time_scaled_mm', 'check_lm_head', 'check_lm_head_topk', 'bandwidth_now', 'sweep',
+           'M_PAD_BYTES', 'best_choice', 'token_graph', 'time_lm_head', 'run_all', 'bench_register', 'checks_table',
+           'best_by_variant', 'speed_table', 'speed_plot']
 
 # %% ../nbs/06_gemv.ipynb #9b77fff9
 import functools, math, time
@@ -502,6 +503,17 @@ def decode_head_keys(keys):
     ids = (0xFFFFFFFF - (keys - hi * (1 << 32))).to(torch.int32)                 # 2^32 - 1 - id; the no-row key: 2^32 - 1
     none = keys == torch.iinfo(torch.int64).min
     return torch.where(none, float("-inf"), b.view(torch.float32)), torch.where(none, -1, ids)
+
+def head_topk_ok(K: int) -> bool:
+    "Whether the engine's head at hidden size K is v6, the one with top-k partials (a K without whole 512-wide steps, the tiny model's 256, runs v2)."
+    _, SR, U, RG, BPS = ENGINE_CHOICE["lm_head"]
+    return K % 512 == 0 and (K // 256) % U == 0
+
+def head_topk_scratch(n: int, k: int, M: int = 1, device="cuda"):
+    "lm_head(topk=k)'s partials buffer for the engine's head over n rows and M tokens, allocated once (graph capture)."
+    _, SR, U, RG, BPS = ENGINE_CHOICE["lm_head"]
+    nb = max(1, min(_sms() * BPS, -(-(-(-n // RG)) // SR)))
+    return torch.empty(M, nb * k, dtype=torch.int64, device=device)
 
 def head_topk_reference(part, k: int):
     "The global top k (logits fp32 [M, k] descending, ids int32 [M, k], the lower id first among equal logits) from lm_head's top-k partials, in torch."

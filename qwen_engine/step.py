@@ -14,6 +14,7 @@ from .config import ModelConfig, PREFIX, tensor_specs
 from .checkpoint import Checkpoint, load_engine_weights, fused_layout, synth_tensor, quantize, dequantize, FUSED
 from .runtime import get_kernel, launch
 from .gemv import engine_gemv, engine_scratch, engine_plan, engine_kwargs, lm_head, lm_head_scratch, ENGINE_CHOICE
+from .gemv import head_topk, head_topk_ok, head_topk_scratch
 from .norms import rmsnorm
 from .attention import KVPool, PageTable, attention_decode, attention_scratch, rope_table
 from .gdn import gdn_state, gdn_decode
@@ -94,6 +95,7 @@ class DecodeStep:
         self.rowset = torch.arange(cfg.text_vocab_size, dtype=torch.int32, device=dev)   # padding rows are never emitted
         self.head_scratch = lm_head_scratch(cfg.text_vocab_size, 1, dev)
         self.logits = torch.zeros(1, cfg.text_vocab_size, **bf) if keep_logits else None
+        self.cand_k, self.cand, self.cand_part = 0, None, None     # sampling's candidates (set_candidates)
         self.ring_len = ring_len
         self.ring = torch.full((2 * ring_len,), -1, dtype=torch.int32)             # what the host reads
         if str(device).startswith("cuda"): self.ring = self.ring.pin_memory()
@@ -114,6 +116,17 @@ class DecodeStep:
         self.handoff, self.graph = mode, None                                     # the ring's address is baked into the graph
         self.ring_dev = torch.full_like(self.ring, -1, device=self.device) if mode == "copy" and gpu else self.ring
         self.side = torch.cuda.Stream() if mode == "copy" and gpu else None
+
+    def set_candidates(self, k: int):
+        """Sampling's candidates: with k > 0 the head (v6) also files its top-k partials and head_topk merges them into
+        self.cand = (logits fp32 [1, k], ids int32 [1, k]), best first, the lower id first among equal logits, every
+        step; 0: off. The graph is recaptured (two more launches a step)."""
+        if k and not head_topk_ok(self.cfg.hidden_size):
+            raise ValueError(f"sampling candidates need the v6 head (hidden size {self.cfg.hidden_size} runs another)")
+        gpu = str(self.device).startswith("cuda")
+        self.cand_k, self.graph = k, None
+        self.cand = (torch.empty(1, k, device=self.device), torch.empty(1, k, dtype=torch.int32, device=self.device)) if k else None
+        self.cand_part = head_topk_scratch(self.cfg.text_vocab_size, k, 1, self.device) if k and gpu else None
 
     def _gemv_shapes(self):
         c, H = self.cfg, self.cfg.hidden_size
@@ -224,8 +237,10 @@ class DecodeStep:
             self._gemv(L["down"], self.act, 1, h[0], res=h[1])
             if probe is not None: probe(i, h[0])
         if not self.omit_norms: rmsnorm(h[0], E[PREFIX + "norm.weight"], eps, x, pdl=pdl, rel="norm" in self.release)
-        ids, _ = lm_head(E["lm_head.weight"], x, rowset=self.rowset, S=ENGINE_CHOICE["lm_head"],
-                         logits=self.logits if self.logits is not None else False, scratch=self.head_scratch, pdl=pdl)
+        head = lm_head(E["lm_head.weight"], x, rowset=self.rowset, S=ENGINE_CHOICE["lm_head"], logits=self.logits if self.logits is not None else False,
+                       scratch=self.head_scratch, pdl=pdl, topk=self.cand_k, topk_part=self.cand_part)
+        ids = head[0]
+        if self.cand_k: head_topk(head[2], self.cand_k, out=self.cand, pdl=pdl)
         launch(get_kernel("step", "finish_step"), (1,), (32,), (ids, self.ctl, self.forced, self.eos, np.int32(self.eos.numel()),
                                                                np.uint64(self.ring_dev.data_ptr()), np.int32(self.ring_len)), pdl=pdl)
         if self._forked: torch.cuda.current_stream().wait_stream(self.pf_stream)    # join the L2 branch

@@ -65,3 +65,43 @@ def test_gpu_without_cupy_is_one_clear_error(monkeypatch, capsys):
     assert cli.main(["generate", "--prompt", "hi", "--max-new-tokens", "1"]) == 2
     err = capsys.readouterr().err
     assert "CuPy is not installed" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("temperature,top_k,top_p", [(1.0, 20, 1.0), (0.7, 5, 0.9), (1.3, 50, 0.5), (0.2, 1, 1.0)])
+def test_candidate_probs_are_the_references(temperature, top_k, top_p):
+    """The sampled GPU path with a top-k reads only the head's k + 1 best (logit, id) candidates: candidate_probs gives
+    each of the k the probability chapter 04's warp and softmax give it over the whole vocabulary (rounding apart), and
+    every other token has none there. Negative control: the candidates of a wrong temperature differ."""
+    from qwen_engine.engine import candidate_probs
+    from qwen_engine.reference import warp
+    for seed in range(100):                               # the first seed without a tie across the k-th (that case: below)
+        logits = (torch.randn(5000, generator=torch.Generator().manual_seed(seed)) * 3).to(torch.bfloat16).float()
+        order = sorted(range(5000), key=lambda i: (-logits[i].item(), i))[:top_k + 1]      # the head's order
+        vals, ids = logits[order], torch.tensor(order)
+        if vals[top_k] != vals[top_k - 1]: break
+    p = candidate_probs(vals, top_k, temperature, top_p)
+    full = warp(logits[None], temperature, top_k, top_p).softmax(-1)[0]
+    assert torch.allclose(full[ids[:top_k]], p, rtol=1e-6, atol=1e-7) and abs(full.sum() - full[ids[:top_k]].sum()) < 1e-6
+    if top_k > 1:
+        assert not torch.allclose(candidate_probs(vals, top_k, temperature * 1.5, top_p), p, rtol=1e-3)
+
+
+def test_candidate_probs_fall_back_on_a_tie_across_k():
+    "A (k + 1)-th logit equal to the k-th: chapter 04 keeps both, the candidates cannot say how many more: None."
+    from qwen_engine.engine import candidate_probs
+    vals = torch.tensor([3.0, 2.0, 1.5, 1.5])
+    assert candidate_probs(vals, 3, 1.0) is None and candidate_probs(vals, 2, 1.0) is not None
+
+
+def test_step_candidates_plumbing(monkeypatch):
+    "DecodeStep.set_candidates: refused where the head is not v6 (the tiny model), buffers of k otherwise, the graph dropped."
+    from qwen_engine import step as S
+    from qwen_engine.config import preset
+    st = S.DecodeStep.__new__(S.DecodeStep)
+    st.cfg, st.device, st.graph = preset("tiny"), "cpu", object()
+    with pytest.raises(ValueError, match="v6 head"): st.set_candidates(21)
+    st.cfg = preset("qwen3_5_27b")
+    st.set_candidates(21)
+    assert st.cand_k == 21 and st.cand[0].shape == (1, 21) and st.cand[1].dtype == torch.int32 and st.graph is None
+    st.set_candidates(0)
+    assert st.cand is None and st.cand_k == 0

@@ -1,0 +1,64 @@
+"""Chapter 09b: sampling on the GPU path from the head's candidates. The 27B-shape synthetic step (seed 0, PDL graph);
+a 64-token prompt; 96 new tokens per run, in four modes interleaved, twice: greedy (`run`, one replay in flight
+ahead), and sampled at temperature 0.7, top-p 0.9 with top-k 20 from the candidates (the head's top-21 partials, merged
+on the GPU, 21 (logit, id) pairs to the host), the same from all logits (the path before), and top-k 0 (all logits,
+always). Then a check over 48 steps of the candidates path: the candidates equal the top 21 of the step's own logits
+(logit descending, id ascending) and candidate_probs equals chapter 04's warp and softmax over all logits (max
+difference recorded); the fallbacks counted.
+Usage on the H200: PYTHONPATH=. python3 results/explore_sampling.py OUT_DIR (sampling_h200.json). About 90 s."""
+import torch
+import explore_util
+from qwen_engine.config import preset
+from qwen_engine.step import DecodeStep, synthetic_engine_weights, run
+from qwen_engine.engine import _sampled_run, candidate_probs
+from qwen_engine.reference import warp
+from qwen_engine.gemv import head_keys, decode_head_keys
+from qwen_engine.decode_bench import _prompt
+
+rec, guard, el, save = explore_util.recorder(
+    "sampling_h200", "Sampling on the GPU path: ms per token (wall) greedy, sampled from the head's top-k candidates, sampled from all logits "
+    "(top-k 20 both ways, and top-k 0), 96 tokens after a 64-token prompt, interleaved, twice; and the candidates checked against the step's own "
+    "logits over 48 steps.", "explore_sampling.py", timings=[], check={})
+cfg = preset("qwen3_5_27b")
+EW, _ = synthetic_engine_weights(cfg, 0, "cuda")
+step = DecodeStep(cfg, EW, max_context=4096, keep_logits=True)
+prompt, n = _prompt(64), 96
+modes = {"greedy": None, "top-k 20, candidates": (20, True), "top-k 20, all logits": (20, False), "top-k 0, all logits": (0, True)}
+for rep in range(2):
+    for mode, how in modes.items():
+        stats = {}
+        def go():
+            if how is None: return list(run(step, prompt, n, stats=stats))
+            return list(_sampled_run(step, prompt, n, 0.7, how[0], 0.9, torch.Generator().manual_seed(rep), stats, candidates=how[1]))
+        toks = guard(f"{mode} rep {rep}", go)
+        if toks:
+            ms = stats["decode_s"] / max(1, stats["new_tokens"] - 1) * 1e3
+            rec["timings"].append(dict(mode=mode, rep=rep, ms_per_token=ms, new_tokens=stats["new_tokens"], fallbacks=stats.get("fallbacks")))
+            print(f"rep {rep} {mode}: {ms:.3f} ms a token ({stats['new_tokens']} tokens, fallbacks {stats.get('fallbacks')}) {el()}", flush=True)
+save()
+
+def check():
+    "48 sampled steps with candidates: each step's candidates against its own logits."
+    k = 20
+    step.set_candidates(k + 1); step.reset(prompt, 48); step.capture()
+    for _ in range(len(prompt) - 1): step.graph.replay()
+    g, same, worst, fallbacks = torch.Generator().manual_seed(5), 0, 0.0, 0
+    for i in range(48):
+        step.graph.replay()
+        cv, ci, lg = step.cand[0][0].cpu(), step.cand[1][0].cpu(), step.logits[0].float().cpu()
+        keys = head_keys(lg, torch.arange(lg.numel()))
+        wv, wi = decode_head_keys(torch.sort(keys, descending=True).values[:k + 1])
+        same += int(torch.equal(cv, wv) and torch.equal(ci, wi))
+        p = candidate_probs(cv, k, 0.7, 0.9)
+        if p is None: fallbacks += 1; step.ctl[1] = int(ci[0]); continue
+        full = warp(lg[None], 0.7, k, 0.9).softmax(-1)[0]
+        worst = max(worst, float((full[ci[:k].long()] - p).abs().max()))
+        step.ctl[1] = int(ci[int(torch.multinomial(p, 1, generator=g))])
+    return dict(steps=48, candidates_equal_own_logits=same, max_prob_difference=worst, fallbacks=fallbacks)
+c = guard("check", check)
+if c: rec["check"] = c; print(f"check: {c} {el()}")
+save()
+print("\nmode | ms a token (2 repeats)")
+for mode in modes:
+    print(f"{mode} | " + " / ".join(f"{t['ms_per_token']:.3f}" for t in rec["timings"] if t["mode"] == mode))
+print(f"done {el()}; errors {len(rec['errors'])}")
