@@ -237,8 +237,9 @@ class DecodeStep:
             self._gemv(L["down"], self.act, 1, h[0], res=h[1])
             if probe is not None: probe(i, h[0])
         if not self.omit_norms: rmsnorm(h[0], E[PREFIX + "norm.weight"], eps, x, pdl=pdl, rel="norm" in self.release)
+        cand = dict(topk=self.cand_k, topk_part=self.cand_part) if self.cand_k else {}
         head = lm_head(E["lm_head.weight"], x, rowset=self.rowset, S=ENGINE_CHOICE["lm_head"], logits=self.logits if self.logits is not None else False,
-                       scratch=self.head_scratch, pdl=pdl, topk=self.cand_k, topk_part=self.cand_part)
+                       scratch=self.head_scratch, pdl=pdl, **cand)
         ids = head[0]
         if self.cand_k: head_topk(head[2], self.cand_k, out=self.cand, pdl=pdl)
         launch(get_kernel("step", "finish_step"), (1,), (32,), (ids, self.ctl, self.forced, self.eos, np.int32(self.eos.numel()),
