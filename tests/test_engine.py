@@ -69,28 +69,39 @@ def test_gpu_without_cupy_is_one_clear_error(monkeypatch, capsys):
 
 @pytest.mark.parametrize("temperature,top_k,top_p", [(1.0, 20, 1.0), (0.7, 5, 0.9), (1.3, 50, 0.5), (0.2, 1, 1.0)])
 def test_candidate_probs_are_the_references(temperature, top_k, top_p):
-    """The sampled GPU path with a top-k reads only the head's k + 1 best (logit, id) candidates: candidate_probs gives
-    each of the k the probability chapter 04's warp and softmax give it over the whole vocabulary (rounding apart), and
-    every other token has none there. Negative control: the candidates of a wrong temperature differ."""
-    from qwen_engine.engine import candidate_probs
+    """The sampled GPU path with a top-k reads only the head's k + CANDIDATE_EXTRA best (logit, id) candidates:
+    candidate_probs gives each kept one the probability chapter 04's warp and softmax give it over the whole vocabulary
+    (rounding apart), every other token has none there, and logits tied with the k-th are kept (bf16 logits on a coarse
+    grid, so ties across the k-th occur). Negative control: a different temperature gives other probabilities.""" 
+    from qwen_engine.engine import candidate_probs, CANDIDATE_EXTRA
     from qwen_engine.reference import warp
-    for seed in range(100):                               # the first seed without a tie across the k-th (that case: below)
+    ties = 0
+    for seed in range(6):
         logits = (torch.randn(5000, generator=torch.Generator().manual_seed(seed)) * 3).to(torch.bfloat16).float()
-        order = sorted(range(5000), key=lambda i: (-logits[i].item(), i))[:top_k + 1]      # the head's order
+        order = sorted(range(5000), key=lambda i: (-logits[i].item(), i))[:top_k + CANDIDATE_EXTRA]     # the head's order
         vals, ids = logits[order], torch.tensor(order)
-        if vals[top_k] != vals[top_k - 1]: break
-    p = candidate_probs(vals, top_k, temperature, top_p)
-    full = warp(logits[None], temperature, top_k, top_p).softmax(-1)[0]
-    assert torch.allclose(full[ids[:top_k]], p, rtol=1e-6, atol=1e-7) and abs(full.sum() - full[ids[:top_k]].sum()) < 1e-6
-    if top_k > 1:
-        assert not torch.allclose(candidate_probs(vals, top_k, temperature * 1.5, top_p), p, rtol=1e-3)
+        p = candidate_probs(vals, top_k, temperature, top_p)
+        full = warp(logits[None], temperature, top_k, top_p).softmax(-1)[0]
+        keep = p.numel()
+        ties += keep > top_k
+        # the same probabilities (as a multiset: at a top-p cut inside a group of equal logits, which members go is torch.sort's
+        # unstable order, over the vocabulary there and over the candidates here), the same mass, and token for token
+        # wherever the logit is not shared
+        assert keep >= top_k and abs(1 - full[ids[:keep]].sum()) < 1e-6 and int((full > 0).sum()) == int((p > 0).sum())
+        assert torch.allclose(torch.sort(full[full > 0]).values, torch.sort(p[p > 0]).values, rtol=1e-6, atol=1e-7)
+        alone = torch.tensor([int((vals[:keep] == v).sum()) == 1 for v in vals[:keep]])
+        assert torch.allclose(full[ids[:keep]][alone], p[alone], rtol=1e-6, atol=1e-7)
+        if top_k > 1: assert not torch.allclose(candidate_probs(vals, top_k, temperature * 1.5, top_p), p, rtol=1e-3)
+    if top_k >= 20: assert ties > 0                      # the tied case was exercised
 
 
-def test_candidate_probs_fall_back_on_a_tie_across_k():
-    "A (k + 1)-th logit equal to the k-th: chapter 04 keeps both, the candidates cannot say how many more: None."
+def test_candidate_probs_keep_ties_and_fall_back_past_the_candidates():
+    "Logits tied with the k-th are kept while the candidates show where the tie ends; a tie running to the last one: None."
     from qwen_engine.engine import candidate_probs
-    vals = torch.tensor([3.0, 2.0, 1.5, 1.5])
-    assert candidate_probs(vals, 3, 1.0) is None and candidate_probs(vals, 2, 1.0) is not None
+    p = candidate_probs(torch.tensor([3.0, 2.0, 1.5, 1.5, 1.0]), 3, 1.0)
+    assert p.numel() == 4 and torch.allclose(p, torch.tensor([3.0, 2.0, 1.5, 1.5]).softmax(-1))
+    assert candidate_probs(torch.tensor([3.0, 2.0, 1.5, 1.5]), 3, 1.0) is None
+    assert candidate_probs(torch.tensor([3.0, 2.0, 1.5, 1.5]), 2, 1.0).numel() == 2
 
 
 def test_step_candidates_plumbing(monkeypatch):
