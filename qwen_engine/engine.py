@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['DEFAULT_SEED', 'CANDIDATE_EXTRA', 'cache_dir', 'default_model_dir', 'MissingDependency', 'Model', 'candidate_probs',
-           'generate', 'floor_line', 'cli_register']
+           'sample_logits', 'generate', 'floor_line', 'cli_register']
 
 # %% ../nbs/09b_engine.ipynb #1d9797d1
 import os, time
@@ -12,7 +12,7 @@ from pathlib import Path
 import torch
 from .config import ModelConfig
 from .checkpoint import open_checkpoint, weight, write_synthetic, CheckpointError
-from .reference import forward, new_state, sample, warp
+from .reference import forward, new_state, sample, warp, mask_padding
 from .gemv import head_topk_ok
 from .step import DecodeStep, ContextError, engine_weights, run
 from .roofline import decode_budget, step_bytes
@@ -79,10 +79,18 @@ def candidate_probs(vals, k: int, temperature: float, top_p: float = 1.0):
     keep = int((vals >= kth).sum())
     return warp(vals[None, :keep].float(), temperature, 0, top_p).softmax(-1)[0]
 
-def _sampled_run(step: DecodeStep, ids: list, n: int, temperature, top_k, top_p, g, stats: dict, candidates: bool = True):
+def sample_logits(logits, cfg: ModelConfig, temperature: float, top_k: int, top_p: float, generator) -> int:
+    """Chapter 04's `sample` (temperature > 0) with its warp and softmax on the logits' device (a GPU sorts the vocabulary
+    for top-p in microseconds, two CPU cores in milliseconds) and the draw on the host, with the host's generator."""
+    p = warp(mask_padding(logits, cfg)[None], temperature, top_k, top_p).softmax(-1)[0]
+    return int(torch.multinomial(p.cpu(), 1, generator=generator))
+
+def _sampled_run(step: DecodeStep, ids: list, n: int, temperature, top_k, top_p, g, stats: dict, candidates: bool = True,
+                 host_warp: bool = False):
     """GPU path with sampling: each step's sample goes back into the control block. With 0 < top_k < 256 and the v6 head
     the host reads the step's top_k + CANDIDATE_EXTRA candidates (stats["fallbacks"] counts the steps that needed all
-    logits), else (or with `candidates` False: measurement) all logits."""
+    logits), else (or with `candidates` False: measurement) all logits, warped on the GPU (`host_warp`: on the CPU, the
+    path before; measurement)."""
     if step.logits is None:
         step.logits = torch.zeros(1, step.cfg.text_vocab_size, dtype=torch.bfloat16, device=step.ctl.device)
         step.graph = None
@@ -101,7 +109,8 @@ def _sampled_run(step: DecodeStep, ids: list, n: int, temperature, top_k, top_p,
         if p is not None: tok = int(ci[int(torch.multinomial(p, 1, generator=g))])
         else:
             stats["fallbacks"] += bool(kc)
-            tok = sample(step.logits[0].float().cpu(), step.cfg, temperature, top_k, top_p, generator=g)
+            tok = (sample(step.logits[0].float().cpu(), step.cfg, temperature, top_k, top_p, generator=g) if host_warp
+                   else sample_logits(step.logits[0], step.cfg, temperature, top_k, top_p, g))
         if t1 is None: stats["prefill_s"] = time.perf_counter() - t0; t1 = time.perf_counter()
         step.ctl[1] = tok
         stats["new_tokens"] = i + 1

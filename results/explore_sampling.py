@@ -2,7 +2,7 @@
 a 64-token prompt; 96 new tokens per run, in four modes interleaved, twice: greedy (`run`, one replay in flight
 ahead), and sampled at temperature 0.7, top-p 0.9 with top-k 20 from the candidates (the head's top-36 partials, merged
 on the GPU, 36 (logit, id) pairs to the host), the same from all logits (the path before), and top-k 0 (all logits,
-always). Then a check over 48 steps of the candidates path: the candidates equal the top 36 of the step's own logits
+always), both all-logits paths with the warp on the GPU (sample_logits) and on the CPU (the path before). Then a check over 48 steps of the candidates path: the candidates equal the top 36 of the step's own logits
 (logit descending, id ascending) and candidate_probs equals chapter 04's warp and softmax over all logits (max
 difference recorded); the fallbacks counted. (Its first run took one candidate past the k: sampling_first_h200.json.)
 Usage on the H200: PYTHONPATH=. python3 results/explore_sampling.py OUT_DIR (sampling_h200.json). About 90 s."""
@@ -16,20 +16,21 @@ from qwen_engine.gemv import head_keys, decode_head_keys
 from qwen_engine.decode_bench import _prompt
 
 rec, guard, el, save = explore_util.recorder(
-    "sampling_h200", "Sampling on the GPU path: ms per token (wall) greedy, sampled from the head's top-k candidates, sampled from all logits "
+    "sampling_h200", "Sampling on the GPU path: ms per token (wall) greedy, sampled from the head's top-k candidates, sampled from all logits (warp on the GPU and on the CPU) "
     "(top-k 20 both ways, and top-k 0), 96 tokens after a 64-token prompt, interleaved, twice; and the candidates checked against the step's own "
     "logits over 48 steps.", "explore_sampling.py", timings=[], check={})
 cfg = preset("qwen3_5_27b")
 EW, _ = synthetic_engine_weights(cfg, 0, "cuda")
 step = DecodeStep(cfg, EW, max_context=4096, keep_logits=True)
 prompt, n = _prompt(64), 96
-modes = {"greedy": None, "top-k 20, candidates": (20, True), "top-k 20, all logits": (20, False), "top-k 0, all logits": (0, True)}
+modes = {"greedy": None, "top-k 20, candidates": (20, True, False), "top-k 20, all logits": (20, False, False),
+         "top-k 0, all logits": (0, True, False), "top-k 20, all logits, CPU warp": (20, False, True), "top-k 0, all logits, CPU warp": (0, True, True)}
 for rep in range(2):
     for mode, how in modes.items():
         stats = {}
         def go():
             if how is None: return list(run(step, prompt, n, stats=stats))
-            return list(_sampled_run(step, prompt, n, 0.7, how[0], 0.9, torch.Generator().manual_seed(rep), stats, candidates=how[1]))
+            return list(_sampled_run(step, prompt, n, 0.7, how[0], 0.9, torch.Generator().manual_seed(rep), stats, candidates=how[1], host_warp=how[2]))
         toks = guard(f"{mode} rep {rep}", go)
         if toks:
             ms = stats["decode_s"] / max(1, stats["new_tokens"] - 1) * 1e3

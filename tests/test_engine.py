@@ -116,3 +116,16 @@ def test_step_candidates_plumbing(monkeypatch):
     assert st.cand_k == 21 and st.cand[0].shape == (1, 21) and st.cand[1].dtype == torch.int32 and st.graph is None
     st.set_candidates(0)
     assert st.cand is None and st.cand_k == 0
+
+
+def test_sample_logits_is_chapter_04s_sample():
+    "On the CPU, sample_logits (the all-logits path, warp where the logits live) draws what chapter 04's `sample` draws, seed for seed."
+    from qwen_engine.engine import sample_logits
+    from qwen_engine.reference import sample
+    from qwen_engine.config import preset
+    cfg = preset("tiny")
+    logits = torch.randn(cfg.vocab_size, generator=torch.Generator().manual_seed(3)) * 2
+    for T, k, p in ((0.7, 0, 0.9), (1.0, 20, 1.0), (1.3, 5, 0.5)):
+        a = [sample_logits(logits, cfg, T, k, p, torch.Generator().manual_seed(s)) for s in range(20)]
+        b = [sample(logits, cfg, T, k, p, generator=torch.Generator().manual_seed(s)) for s in range(20)]
+        assert a == b and all(t < cfg.text_vocab_size for t in a) and len(set(a)) > 1
