@@ -80,10 +80,14 @@ def candidate_probs(vals, k: int, temperature: float, top_p: float = 1.0):
     return warp(vals[None, :keep].float(), temperature, 0, top_p).softmax(-1)[0]
 
 def sample_logits(logits, cfg: ModelConfig, temperature: float, top_k: int, top_p: float, generator) -> int:
-    """Chapter 04's `sample` (temperature > 0) with its warp and softmax on the logits' device (a GPU sorts the vocabulary
-    for top-p in microseconds, two CPU cores in milliseconds) and the draw on the host, with the host's generator."""
+    """Chapter 04's `sample` (temperature > 0) on the logits' device: its warp and softmax (a GPU sorts the vocabulary for
+    top-p in microseconds, two CPU cores in milliseconds), then the draw by inverse CDF at one uniform number from the
+    host's generator, so only the chosen id comes back: the distribution of torch.multinomial, not its draws."""
     p = warp(mask_padding(logits, cfg)[None], temperature, top_k, top_p).softmax(-1)[0]
-    return int(torch.multinomial(p.cpu(), 1, generator=generator))
+    c = torch.cumsum(p, 0)
+    u = torch.rand((), generator=generator).to(c.device)
+    i = torch.searchsorted(c, (u * c[-1]).reshape(1), right=True)[0]      # the first id whose cumulative mass passes u
+    return int(torch.minimum(i, (c < c[-1]).sum()))                       # (u c rounding up to the total: the last id with mass)
 
 def _sampled_run(step: DecodeStep, ids: list, n: int, temperature, top_k, top_p, g, stats: dict, candidates: bool = True,
                  host_warp: bool = False):
