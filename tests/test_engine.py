@@ -143,3 +143,18 @@ def test_sample_logits_draws_by_inverse_cdf():
     for t in torch.nonzero(p > 0)[:, 0].tolist():
         f, q = float((draws == t).float().mean()), float(p[t])
         assert abs(f - q) < 5 * (q * (1 - q) / 4000) ** 0.5 + 1e-3, (t, f, q)
+
+
+def test_sampling_record():
+    """sampling_h200: the candidates equal the step's own top k + 16 at every checked step, the probabilities chapter 04's
+    (1e-6), no fallback; sampled tokens within 15 % of a greedy one's time both ways (candidates, warp on the GPU), and
+    the path before (warp on the CPU) more than twice as slow: the chapter's claims."""
+    from qwen_engine.runtime import read_record
+    d = read_record("sampling_h200")["data"]
+    c = d["check"]
+    assert not d["errors"] and c["candidates_equal_own_logits"] == c["steps"] == 48 and c["max_prob_difference"] < 1e-6 and c["fallbacks"] == 0
+    ms = lambda m: [t["ms_per_token"] for t in d["timings"] if t["mode"] == m]
+    g = max(ms("greedy"))
+    for m in ("top-k 20, candidates", "top-k 20, all logits", "top-k 0, all logits"): assert len(ms(m)) == 2 and max(ms(m)) < 1.15 * g, m
+    for m in ("top-k 20, all logits, CPU warp", "top-k 0, all logits, CPU warp"): assert min(ms(m)) > 2 * g, m
+    assert all(t["fallbacks"] in (0, None) for t in d["timings"])
