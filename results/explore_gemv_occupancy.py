@@ -9,7 +9,6 @@ configuration won, the decode step with the winners, interleaved, three times.
 Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_occupancy.py OUT_DIR (gemv_occupancy_h200.json). About 90 s."""
 import torch
 from qwen_engine import gemv as G
-from qwen_engine.step import DecodeStep
 import explore_util
 
 V14G = {(34816, 5120, 2): ((2, 1, 4, 2, 1, 8, 1, 0),), (14336, 5120, 0): ((4, 1, 2, 2, 1, 8, 1, 1),)}
@@ -31,17 +30,6 @@ for k, w in rec["wins"].items():
     if key not in wins: wins[key] = (23, tuple(w["cfg"]))     # (a shape both won: v14's, measured first; the record keeps both)
 rec["wins_v23"], rec["token_v23"], rec["wins"], rec["token"] = rec["wins"], rec["token"], w14, t14
 save()
-if wins:
-    engine_gemv_method = DecodeStep._gemv
-    def apply(step, on):
-        "Route the winners' shapes through their variant at their configuration (on = 0: the engine's launcher throughout)."
-        def g(wq, x, epi, o, res=None):
-            N, K = wq[0].shape
-            if not (on and (N, K) in wins): return engine_gemv_method(step, wq, x, epi, o, res)
-            v, (SR, SK, RP, D, E, MB, KS, XS) = wins[(N, K)]
-            G.gemv(wq[0], wq[1], x, epi, res, out=o, scratch=step.scratch[(N, K, epi)], pdl=step.pdl, S=SR, RG=2 if epi == 2 else 1,
-                   variant=v, KS=KS, D=D, minb=MB, v13opt=(SK, RP, bool(E), bool(XS)))
-        step._gemv = g
-    explore_util.step_ab(rec, guard, el, save, apply, "occupancy winners", token_key="occupancy")
+if wins: explore_util.step_ab(rec, guard, el, save, explore_util.route_winners(wins), "occupancy winners", token_key="occupancy")
 print(f"done {el()}; errors {len(rec['errors'])}")
 save()

@@ -7,7 +7,6 @@ decode step with the winners, interleaved, three times.
 Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_v23b.py OUT_DIR (gemv_v23b_h200.json). About 150 s."""
 import torch
 from qwen_engine import gemv as G
-from qwen_engine.step import DecodeStep
 import explore_util
 
 gen = torch.Generator(device="cuda").manual_seed(0)
@@ -16,18 +15,7 @@ rec, guard, el, save = explore_util.recorder(
     "with PDL interleaved with the engine's, the token's GEMVs with the winners, and the decode step with them.", "explore_gemv_v23b.py",
     checks=[], identity=[], versus_engine=[], timings=[], regs={}, step=[], step_tokens={})
 explore_util.flag_sweep(rec, gen, rec["bandwidth_tbps"], el, save, 23, G.V23B_SWEEP, (0,), lambda e, c, _: G._v23_name(e, c), "-", ())
-wins = {tuple(int(v) for v in k.split("x")): tuple(w["cfg"]) for k, w in rec["wins"].items()}
-if wins:
-    engine_gemv_method = DecodeStep._gemv
-    def apply(step, on):
-        "Route the winners' shapes through v23 at their configuration (on = 0: the engine's launcher throughout)."
-        def g(wq, x, epi, o, res=None):
-            N, K = wq[0].shape
-            if not (on and (N, K) in wins): return engine_gemv_method(step, wq, x, epi, o, res)
-            SR, SK, RP, D, E, MB, KS, XS = wins[(N, K)]
-            G.gemv(wq[0], wq[1], x, epi, res, out=o, scratch=step.scratch[(N, K, epi)], pdl=step.pdl, S=SR, RG=2 if epi == 2 else 1,
-                   variant=23, KS=KS, D=D, minb=MB, v13opt=(SK, RP, bool(E), bool(XS)))
-        step._gemv = g
-    explore_util.step_ab(rec, guard, el, save, apply, "v23b winners", token_key="v23b")
+wins = {tuple(int(v) for v in k.split("x")): (23, tuple(w["cfg"])) for k, w in rec["wins"].items()}
+if wins: explore_util.step_ab(rec, guard, el, save, explore_util.route_winners(wins), "v23b winners", token_key="v23b")
 print(f"done {el()}; errors {len(rec['errors'])}")
 save()

@@ -107,6 +107,24 @@ def step_ab(rec: dict, guard, el, save, apply, label: str, reps: int = 3, requir
     return step
 
 
+def route_winners(wins: dict):
+    """step_ab's `apply` for winners {(N, K): (variant, (SR, SK, RP, D, EARLY, MINB, KS, XS))}: on = 1 routes those shapes'
+    GEMVs through their variant at their configuration, on = 0 the engine's launcher throughout (explore_gemv_v23*.py,
+    explore_gemv_occupancy.py)."""
+    from qwen_engine import gemv as G
+    from qwen_engine.step import DecodeStep
+    engine_gemv_method = DecodeStep._gemv
+    def apply(step, on):
+        def g(wq, x, epi, o, res=None):
+            N, K = wq[0].shape
+            if not (on and (N, K) in wins): return engine_gemv_method(step, wq, x, epi, o, res)
+            v, (SR, SK, RP, D, E, MB, KS, XS) = wins[(N, K)]
+            G.gemv(wq[0], wq[1], x, epi, res, out=o, scratch=step.scratch[(N, K, epi)], pdl=step.pdl, S=SR, RG=2 if epi == 2 else 1,
+                   variant=v, KS=KS, D=D, minb=MB, v13opt=(SK, RP, bool(E), bool(XS)))
+        step._gemv = g
+    return apply
+
+
 def recorder(name: str, what: str, script: str, out=None, **fields):
     """The frame every exploration script shares: (rec, guard, el, save). rec holds `fields`, `errors` and the read
     bandwidth measured now; guard(what, fn) runs a part and records its failure; el() is the elapsed time for printing;
