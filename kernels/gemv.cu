@@ -79,8 +79,9 @@
 //      conversion costs 1-9 us a launch, and the instructions saved buy little.
 //   v23 gemv_fp8_v23<SR, SK, RP, EPI, MT, D, EARLY, MINB, XS, XCH>: v14 (XCH: v18) with the branch-free ring (NB): whole
 //      groups of D steps with every refill issued (clamped to the slice's last step), the last steps after. Bit-identical.
-//      Held to v14's blocks an SM: qkv|z -5 %, down -3 %, the step 0.04 ms faster at 1K, 0.05 at 32K (gemv_v23_h200.json);
-//      not yet adopted (the decode record must be re-taken with it).
+//      Held to v14's blocks an SM: qkv|z -5 %, down -3 %, the step 0.04 ms faster at 1K, 0.05 at 32K (gemv_v23_h200.json):
+//      THE ENGINE'S on qkv|z and down (ENGINE_MINB holds the blocks an SM). Around those configurations nothing more
+//      (gemv_v23b_h200.json); on gate|up held, a tie (gemv_occupancy_h200.json).
 //   lm_head_bf16_v2<S>: the same structure for the bf16 vocabulary projection over a row set, with argmax.
 //   lm_head_bf16_v3<SR, RP, MT, D>: the head with v13's whole-row streams (bf16 pairs permuted, no widening), a D-step
 //      ring; the same per-block argmax partials. 667 us alone vs v2's 687, 0.01 ms slower in the step (head_v3_h200.json).
