@@ -35,6 +35,53 @@ extern "C" __global__ void finish_step(const int* __restrict__ ids, int* __restr
   }
 }
 
+// A 24-bit uniform number in [0, 1) for the token at position pos under `seed` (splitmix64 of both; sample_uniform in
+// qwen_engine.step computes the same on the host).
+__device__ __forceinline__ float sample_uniform(unsigned long long seed, int pos) {
+  unsigned long long x = seed ^ ((unsigned long long)(unsigned)pos << 32);
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  x ^= x >> 31;
+  return (float)(x >> 40) * (1.f / 16777216.f);
+}
+
+// Sampling inside the step, one thread: chapter 04's rule on the head's candidates (cval / cid: the K best logits and ids,
+// descending, the lower id first among equal logits; chapter 06's top-k partials, merged). p = (temperature, top-p,
+// top-k). Its top-k keeps every logit >= the k-th: the candidates down to the last one equal to it (if that is the last
+// candidate, more may lie past them: it samples among the candidates and counts the step in *overflow). Then the
+// softmax at the temperature; top-p from the smallest, dropping while the cumulative probability <= 1 - top-p, the
+// largest always kept; the draw by inverse CDF at sample_uniform(seed, position). out[0] = the id (finish_step's input).
+extern "C" __global__ void sample_candidates(const float* __restrict__ cval, const int* __restrict__ cid, int K,
+                                             const float* __restrict__ p, const unsigned long long* __restrict__ seed,
+                                             const int* __restrict__ ctl, int* __restrict__ out, int* __restrict__ overflow) {
+  qe_grid_wait();                        // PDL: the candidates come from the merge just before
+  qe_grid_launch_dependents();
+  if (threadIdx.x | blockIdx.x) return;
+  const float T = p[0], top_p = p[1];
+  const int k = min(max((int)p[2], 1), K);
+  const float kth = cval[k - 1], m = cval[0] / T;
+  int keep = k;
+  while (keep < K && cval[keep] >= kth) ++keep;
+  if (keep == K && cval[K - 1] == kth && K > k) atomicAdd(overflow, 1);
+  float S = 0.f;
+  for (int i = 0; i < keep; ++i) S += expf(cval[i] / T - m);
+  int n = keep;
+  if (top_p < 1.f) {
+    float acc = 0.f;
+    for (int i = keep - 1; i >= 1; --i) {
+      acc += expf(cval[i] / T - m) / S;
+      if (acc <= 1.f - top_p) n = i; else break;
+    }
+  }
+  float S2 = 0.f;
+  for (int i = 0; i < n; ++i) S2 += expf(cval[i] / T - m);
+  const float target = sample_uniform(*seed, ctl[0]) * S2;
+  float c = 0.f; int tok = cid[n - 1];
+  for (int i = 0; i < n; ++i) { c += expf(cval[i] / T - m); if (c > target) { tok = cid[i]; break; } }
+  out[0] = tok;
+}
+
 // Measurement only (results/explore_spacer.py): an empty kernel between two of the step's kernels. pdl_spacer releases
 // its dependents after its wait, so the kernel after it launches only once the kernel before it is complete;
 // pdl_spacer_early releases them first (the control: the kernel after it launches as early as without the spacer).

@@ -109,7 +109,7 @@ def test_step_candidates_plumbing(monkeypatch):
     from qwen_engine import step as S
     from qwen_engine.config import preset
     st = S.DecodeStep.__new__(S.DecodeStep)
-    st.cfg, st.device, st.graph = preset("tiny"), "cpu", object()
+    st.cfg, st.device, st.graph, st.cand_k, st.sampling = preset("tiny"), "cpu", object(), 0, False
     with pytest.raises(ValueError, match="v6 head"): st.set_candidates(21)
     st.cfg = preset("qwen3_5_27b")
     st.set_candidates(21)
@@ -158,3 +158,32 @@ def test_sampling_record():
     for m in ("top-k 20, candidates", "top-k 20, all logits", "top-k 0, all logits"): assert len(ms(m)) == 2 and max(ms(m)) < 1.15 * g, m
     for m in ("top-k 20, all logits, CPU warp", "top-k 0, all logits, CPU warp"): assert min(ms(m)) > 2 * g, m
     assert all(t["fallbacks"] in (0, None) for t in d["timings"])
+
+
+def test_sample_uniform_is_splitmix64():
+    "The step's uniform numbers: splitmix64's known first output for state 0 (0xE220A8397B1DCDAF), 24 bits of it; spread over [0, 1)."
+    from qwen_engine.step import sample_uniform
+    assert sample_uniform(0, 0) == 0xE220A8 / 2 ** 24
+    us = [sample_uniform(7, p) for p in range(2000)]
+    assert all(0 <= u < 1 for u in us) and abs(sum(us) / len(us) - 0.5) < 0.02 and len(set(us)) > 1990
+    assert [sample_uniform(8, p) for p in range(20)] != us[:20]
+
+
+def test_sample_candidates_reference_draws_candidate_probs():
+    """The step's sampler (its host oracle): over a fine grid of u the tokens come in the proportions candidate_probs
+    gives (chapter 04's rule), per group of equal logits (ties across the k-th included); never a token outside the kept
+    candidates."""
+    from qwen_engine.step import sample_candidates_reference
+    from qwen_engine.engine import candidate_probs
+    logits = torch.tensor([5.0, 4.5, 4.5, 3.0, 2.0, 2.0, 2.0, 1.0, 0.5, 0.25]).to(torch.bfloat16).float()
+    ids = torch.arange(100, 110)
+    for T, k, p_ in ((1.0, 3, 1.0), (0.7, 5, 0.9), (1.5, 2, 0.6), (1.0, 1, 1.0)):
+        p = candidate_probs(logits, k, T, p_)
+        N = 20000
+        draws = [sample_candidates_reference(logits, ids, T, k, p_, (j + 0.5) / N) for j in range(N)]
+        pp = torch.zeros(len(logits)); pp[:p.numel()] = p
+        for v in logits.unique():                                # per group of equal logits (a top-p cut inside a group: either member)
+            grp = [i for i in range(len(logits)) if logits[i] == v]
+            got = sum(draws.count(100 + i) for i in grp) / N
+            assert abs(got - float(pp[grp].sum())) < 2e-3, (T, k, p_, float(v))
+        assert set(draws) <= set(range(100, 100 + p.numel()))
