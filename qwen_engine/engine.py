@@ -13,7 +13,7 @@ import torch
 from .config import ModelConfig
 from .checkpoint import open_checkpoint, weight, write_synthetic, CheckpointError
 from .reference import forward, new_state, sample, warp, mask_padding
-from .gemv import head_topk_ok
+from .gemv import head_topk_ok, head_topk_capacity
 from .step import DecodeStep, ContextError, engine_weights, run, CANDIDATE_EXTRA
 from .roofline import decode_budget, step_bytes
 from .tokens import Tokenizer, StreamDecoder, ChatTemplate, tokenizer
@@ -88,15 +88,16 @@ def sample_logits(logits, cfg: ModelConfig, temperature: float, top_k: int, top_
     return int(torch.minimum(i, (c < c[-1]).sum()))                       # (u c rounding up to the total: the last id with mass)
 
 def _sampled_run(step: DecodeStep, ids: list, n: int, temperature, top_k, top_p, seed: int, stats: dict, how: str = None):
-    """GPU path with sampling. `how`: "step" (the default where 0 < top_k < 256 and the head is v6): the step samples
+    """GPU path with sampling. `how`: "step" (the default where the head is v6 and 0 < top_k <= its candidates' capacity
+    less CANDIDATE_EXTRA: 80 on the 27B head): the step samples
     from the head's candidates itself (set_sampling) and `run` streams its tokens as it streams greedy ones;
     stats["overflows"] counts the steps whose tied logits ran past the candidates. "candidates": the host reads the
     candidates and draws (the path before "step"; measurement). "logits" (the default otherwise): warp and draw on the
     GPU over all logits (sample_logits). "logits-cpu": all logits to the host and chapter 04's `sample` there (the path
     before; measurement). The host paths write each sample back into the control block."""
-    can = 0 < top_k < 256 and head_topk_ok(step.cfg.hidden_size)
+    can = head_topk_ok(step.cfg.hidden_size) and 0 < top_k <= head_topk_capacity(step.cfg.text_vocab_size) - CANDIDATE_EXTRA
     how = how or ("step" if can else "logits")
-    if how in ("step", "candidates") and not can: raise ValueError(f"sampling from candidates needs a top-k of 1 to 255 and the v6 head (top-k {top_k})")
+    if how in ("step", "candidates") and not can: raise ValueError(f"sampling from candidates needs the v6 head and a top-k it has candidates for (top-k {top_k})")
     if how == "step":
         step.set_sampling(temperature, top_k, top_p, seed)
         try: yield from run(step, ids, n, stats=stats)
@@ -107,7 +108,7 @@ def _sampled_run(step: DecodeStep, ids: list, n: int, temperature, top_k, top_p,
     if step.logits is None:
         step.logits = torch.zeros(1, step.cfg.text_vocab_size, dtype=torch.bfloat16, device=step.ctl.device)
         step.graph = None
-    kc = min(256, top_k + CANDIDATE_EXTRA) if how == "candidates" else 0
+    kc = top_k + CANDIDATE_EXTRA if how == "candidates" else 0
     if step.cand_k != kc: step.set_candidates(kc)
     stats["fallbacks"] = 0
     step.reset(ids, n)

@@ -8,18 +8,18 @@ __all__ = ['BLOCK', 'ENGINE_KERNELS', 'V3_KERNELS', 'V8_SWEEP', 'V8_KERNELS', 'V
            'V13_MULTI', 'V13_KERNELS', 'V14_SWEEP', 'V14_KERNELS', 'V14B_SWEEP', 'V15_SWEEP', 'V15_KERNELS',
            'V16_SWEEP', 'V16_KERNELS', 'V18_SWEEP', 'V18_KERNELS', 'V19_PF', 'HEAD_V3_SWEEP', 'HEAD_V3_KERNELS',
            'HEAD_V4_SWEEP', 'HEAD_V4_KERNELS', 'HEAD_V5_SWEEP', 'HEAD_V5_KERNELS', 'HEAD_V6_SWEEP', 'HEAD_V6_KERNELS',
-           'HEAD_V7_SWEEP', 'HEAD_V7_KERNELS', 'HEAD_V8_SWEEP', 'HEAD_V8_KERNELS', 'HEAD_KPT', 'MODEL_SHAPES',
-           'AWKWARD', 'V12_MARGIN', 'V12_PLAN', 'V12_MINB', 'ENGINE_MARGIN', 'ENGINE_CHOICE', 'ENGINE_V14',
-           'ENGINE_MINB', 'V19_SWEEP', 'V20_SWEEP', 'V20_KERNELS', 'V21_LP', 'V21_SWEEP', 'V21_KERNELS', 'V22_SWEEP',
-           'V22_KERNELS', 'V23_SWEEP', 'V23B_SWEEP', 'V23_KERNELS', 'V19_KERNELS', 'quantize_fp8', 'dequantize_fp8',
-           'gemv_reference', 'gemv_scratch', 'v4_plan', 'v4_scratch', 'v8_plan', 'v8_smem', 'v8_scratch', 'v13_grid',
-           'v13_scratch', 'v20_smem', 'v14_smem', 'v22_smem', 'stream_probe', 'gemv', 'lm_head_scratch', 'lm_head',
-           'head_keys', 'decode_head_keys', 'head_topk_ok', 'head_topk_scratch', 'head_topk_reference', 'head_topk',
-           'engine_plan', 'engine_scratch', 'engine_kwargs', 'engine_gemv', 'engine_choice', 'synth_fp8',
-           'torch_epilogue', 'check_gemv', 'check_ok', 'check_multirow_identity', 'bytes_of', 'time_engine',
-           'time_gemv', 'time_scaled_mm', 'check_lm_head', 'check_lm_head_topk', 'bandwidth_now', 'sweep',
-           'M_PAD_BYTES', 'best_choice', 'token_graph', 'time_lm_head', 'run_all', 'bench_register', 'checks_table',
-           'best_by_variant', 'speed_table', 'speed_plot']
+           'HEAD_V7_SWEEP', 'HEAD_V7_KERNELS', 'HEAD_V8_SWEEP', 'HEAD_V8_KERNELS', 'HEAD_KPT', 'HEAD_TOPK_SMEM',
+           'MODEL_SHAPES', 'AWKWARD', 'V12_MARGIN', 'V12_PLAN', 'V12_MINB', 'ENGINE_MARGIN', 'ENGINE_CHOICE',
+           'ENGINE_V14', 'ENGINE_MINB', 'V19_SWEEP', 'V20_SWEEP', 'V20_KERNELS', 'V21_LP', 'V21_SWEEP', 'V21_KERNELS',
+           'V22_SWEEP', 'V22_KERNELS', 'V23_SWEEP', 'V23B_SWEEP', 'V23_KERNELS', 'V19_KERNELS', 'quantize_fp8',
+           'dequantize_fp8', 'gemv_reference', 'gemv_scratch', 'v4_plan', 'v4_scratch', 'v8_plan', 'v8_smem',
+           'v8_scratch', 'v13_grid', 'v13_scratch', 'v20_smem', 'v14_smem', 'v22_smem', 'stream_probe', 'gemv',
+           'lm_head_scratch', 'lm_head', 'head_keys', 'decode_head_keys', 'head_topk_ok', 'head_topk_capacity',
+           'head_topk_scratch', 'head_topk_reference', 'head_topk', 'engine_plan', 'engine_scratch', 'engine_kwargs',
+           'engine_gemv', 'engine_choice', 'synth_fp8', 'torch_epilogue', 'check_gemv', 'check_ok',
+           'check_multirow_identity', 'bytes_of', 'time_engine', 'time_gemv', 'time_scaled_mm', 'check_lm_head',
+           'check_lm_head_topk', 'bandwidth_now', 'sweep', 'M_PAD_BYTES', 'best_choice', 'token_graph', 'time_lm_head',
+           'run_all', 'bench_register', 'checks_table', 'best_by_variant', 'speed_table', 'speed_plot']
 
 # %% ../nbs/06_gemv.ipynb #9b77fff9
 import functools, math, time
@@ -509,11 +509,20 @@ def head_topk_ok(K: int) -> bool:
     _, SR, U, RG, BPS = ENGINE_CHOICE["lm_head"]
     return K % 512 == 0 and (K // 256) % U == 0
 
+def _head_blocks(n: int) -> int:
+    "The engine's head's blocks over n rows (one resident wave; lm_head's grid for the v5-v9 family)."
+    _, SR, U, RG, BPS = ENGINE_CHOICE["lm_head"]
+    return max(1, min(_sms() * BPS, -(-(-(-n // RG)) // SR)))
+
+HEAD_TOPK_SMEM = 200 * 1024     # head_topk_merge stages a token's partial keys in shared memory: at most this many bytes
+
+def head_topk_capacity(n: int) -> int:
+    "The largest k the engine's head can give top-k partials for over n rows: v9's 256, and what head_topk can merge (27B vocabulary: 96)."
+    return min(256, HEAD_TOPK_SMEM // 8 // _head_blocks(n))
+
 def head_topk_scratch(n: int, k: int, M: int = 1, device="cuda"):
     "lm_head(topk=k)'s partials buffer for the engine's head over n rows and M tokens, allocated once (graph capture)."
-    _, SR, U, RG, BPS = ENGINE_CHOICE["lm_head"]
-    nb = max(1, min(_sms() * BPS, -(-(-(-n // RG)) // SR)))
-    return torch.empty(M, nb * k, dtype=torch.int64, device=device)
+    return torch.empty(M, _head_blocks(n) * k, dtype=torch.int64, device=device)
 
 def head_topk_reference(part, k: int):
     "The global top k (logits fp32 [M, k] descending, ids int32 [M, k], the lower id first among equal logits) from lm_head's top-k partials, in torch."
@@ -527,7 +536,7 @@ def head_topk(part, k: int, out=None, pdl: bool = False):
     assert part.dtype == torch.int64 and part.is_contiguous() and 1 <= k <= n
     val, idx = out if out is not None else (torch.empty(M, k, dtype=torch.float32, device=part.device), torch.empty(M, k, dtype=torch.int32, device=part.device))
     kern = get_kernel("gemv", "head_topk_merge")
-    if n * 8 > 200 * 1024: raise ValueError(f"head_topk: {n} partial keys a token do not fit in shared memory (at most {200 * 1024 // 8})")
+    if n * 8 > HEAD_TOPK_SMEM: raise ValueError(f"head_topk: {n} partial keys a token do not fit in shared memory (at most {HEAD_TOPK_SMEM // 8})")
     if n * 8 > 40 * 1024 and kern.max_dynamic_shared_size_bytes < n * 8: kern.max_dynamic_shared_size_bytes = n * 8
     launch(kern, (M,), (1024,), (part, np.int32(n), np.int32(k), val, idx), smem=n * 8, pdl=pdl)
     return val, idx

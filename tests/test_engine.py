@@ -116,6 +116,11 @@ def test_step_candidates_plumbing(monkeypatch):
     assert st.cand_k == 21 and st.cand[0].shape == (1, 21) and st.cand[1].dtype == torch.int32 and st.graph is None
     st.set_candidates(0)
     assert st.cand is None and st.cand_k == 0
+    from qwen_engine import gemv as G
+    monkeypatch.setattr(G, "_sms", lambda: 132)                    # the H200's: 264 head blocks, 96 keys each for the merge
+    assert G.head_topk_capacity(248320) == 96 and G.head_topk_capacity(1000) == 256
+    with pytest.raises(ValueError, match="top-k of 1 to 80"): st.set_sampling(0.7, 81)
+    with pytest.raises(ValueError, match="top-k of 1 to 80"): st.set_sampling(0.7, 0)
 
 
 def test_sample_logits_draws_by_inverse_cdf():
