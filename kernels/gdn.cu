@@ -1797,3 +1797,280 @@ template __global__ void gdn_decode_v10<1, false, true, false>(const unsigned sh
 template __global__ void gdn_decode_v10<1, true, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 #endif
 #endif
+
+// ---- v12: v7's schedule on a cluster of two blocks per head, the norm's statistic by asynchronous remote stores ------
+// 96 blocks of 8 warps, a cluster (2, 1, 1) per head: block rank r holds v1's warps W = 8 r + w (state columns
+// 64 r .. 64 r + 63, v7's register image), so each SM stores 32 KiB of state instead of 64 and runs half the recurrence.
+// v5 (a cluster too) lost its gain at a cluster barrier after the state stores: a barrier's release waits until the
+// stores issued before it are performed (~1 us for 32 KiB, gdn_v5_h200.json). v12 has no barrier after a store: the
+// norm's 32 lane partials (v1's: lane L = sum of squares of core columns 4L..4L+3) are sent by `st.async` (a weak
+// remote store that completes bytes on the receiver's mbarrier) and by st.shared + mbarrier.arrive to the own block;
+// the state stores are issued after the sends, and every warp then normalises and writes its own 8 outputs.
+// Every value before the wait that does not come from the GEMV: the state, b and a with beta and the decay (x is the
+// norm's, two launches back, as in v10), the position (ctl, a step back), the conv window's three ring values and
+// weights of the lane's channels. After the wait each warp convolves and normalises the q and k rows itself (lane l:
+// channels 4l..4l+3, the rows i of its state: the l2norm butterfly as gdn_l2norm's), and its lanes' v channels, so no
+// block barrier stands between the GEMV's output and the recurrence. Same operations on the same values as v3:
+// bit-identical by construction. PAD (variant 13): 120 KB of dynamic shared memory asked, so one block per SM.
+__device__ __forceinline__ unsigned gdn_mapa(unsigned a, unsigned rank) {
+  unsigned r; asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(rank)); return r;
+}
+__device__ __forceinline__ void gdn_st_async(unsigned remote, float v, unsigned remote_bar) {   // 4 bytes, completed on the peer's barrier
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];" :: "r"(remote), "r"(__float_as_uint(v)), "r"(remote_bar) : "memory");
+}
+__device__ __forceinline__ void gdn_mbar_arrive(unsigned bar) { asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(bar) : "memory"); }
+__device__ __forceinline__ bool gdn_mbar_try_wait_cluster(unsigned bar, unsigned parity) {
+  unsigned ok;
+  asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
+               : "=r"(ok) : "r"(bar), "r"(parity) : "memory");
+  return ok != 0;
+}
+__device__ __forceinline__ float gdn_bf2(uint2 u, int r) { return gdn_bf(r < 2 ? u.x : u.y, r & 1); }   // element r of 4 bf16
+// gdn_l2norm on a lane's 4 values in registers (the same operations in the same order)
+__device__ __forceinline__ void gdn_l2norm_reg(float (&t)[4], bool is_q) {
+  float ss = __fadd_rn(__fadd_rn(__fadd_rn(__fmul_rn(t[0], t[0]), __fmul_rn(t[1], t[1])), __fmul_rn(t[2], t[2])), __fmul_rn(t[3], t[3]));
+  ss = qe_warp_sum(ss);
+  const float inv = __fdiv_rn(1.f, __fsqrt_rn(__fadd_rn(ss, 1e-6f)));
+#pragma unroll
+  for (int r = 0; r < 4; ++r) t[r] = __fmul_rn(t[r], inv);
+  if (is_q) {
+    const float sc = 11.3137084989847604f;
+#pragma unroll
+    for (int r = 0; r < 4; ++r) t[r] = __fdiv_rn(t[r], sc);
+  }
+}
+
+template <int M, bool BF16_STATE, bool PROBE>
+__global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(256, 1) gdn_decode_v12(
+    const unsigned short* __restrict__ qkvz, const unsigned short* __restrict__ x,
+    const unsigned short* __restrict__ w_b, const unsigned short* __restrict__ w_a,
+    const unsigned short* __restrict__ conv_w, const float* __restrict__ A_log, const float* __restrict__ dt_bias,
+    const unsigned short* __restrict__ norm_w, unsigned short* __restrict__ conv_state, void* __restrict__ rec_state,
+    int layer, const int* __restrict__ ctl, unsigned short* __restrict__ out, float eps, int heads_active,
+    unsigned long long* __restrict__ probe)
+{
+  const int h = blockIdx.x >> 1, kh = h / 3, tid = threadIdx.x, w = tid >> 5, l = tid & 31;
+  const unsigned rank = gdn_cluster_rank(), peer = rank ^ 1u;
+  const int W = 8 * (int)rank + w, col = 8 * W + (l >> 2);   // my v1 warp; the core column lane l's sums are of
+  if (h >= heads_active) return;                           // both blocks of a head leave together
+  unsigned long long tc[GDN_NPROBE], tg[GDN_NPROBE];
+  GDN_MARK(0);
+  __shared__ float s_red[16][2 * M], s_beta[M], s_decay[M];
+  __shared__ __align__(16) float s_part[M][32];            // the norm's 32 lane partials of each row
+  __shared__ __align__(8) unsigned long long s_bar;
+  const unsigned bar = qe_smem_u32(&s_bar);
+  if (tid == 0) {                                          // 9 arrivals: this expect_tx and one per warp; 16 M partials from the peer
+    qe_mbar_init(bar, 9);
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    qe_mbar_expect_tx(bar, 16 * M * 4);
+  }
+  asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");   // my barrier is ready; waited on before the first send
+
+  // ---- 1. before the grid wait: state, b/a weights, position, conv window and weights, gate and norm weights, x
+  float s[8][4];
+  const size_t base = ((size_t)layer * GDN_HV + h) * (GDN_D * GDN_D) + (size_t)W * 1024;
+  gdn_state_load<BF16_STATE>(s, rec_state, base, l);
+  uint4 wb[2][GDN_NIT], wa[2][GDN_NIT];
+  gdn_ba_weights(wb[0], wa[0], w_b, w_a, h, tid);
+  gdn_ba_weights(wb[1], wa[1], w_b, w_a, h, tid + 256);
+  const int p0 = ctl[0];                                   // the finish kernel's, a step back
+  const int qch = kh * GDN_D + 4 * l, kch = GDN_QK + qch, vch = 2 * GDN_QK + h * GDN_D + col;
+  unsigned short* const ring = conv_state + (size_t)layer * GDN_RING * GDN_CONV;
+  uint2 qr[3], kr[3], qw[4], kw[4];
+  unsigned short vr[3];
+#pragma unroll
+  for (int j = 0; j < 3; ++j) {
+    const size_t o = (size_t)((p0 - 3 + j) & (GDN_RING - 1)) * GDN_CONV;
+    qr[j] = *reinterpret_cast<const uint2*>(ring + o + qch); kr[j] = *reinterpret_cast<const uint2*>(ring + o + kch); vr[j] = ring[o + vch];
+  }
+#pragma unroll
+  for (int r = 0; r < 4; ++r) { qw[r] = *reinterpret_cast<const uint2*>(conv_w + (size_t)(qch + r) * 4); kw[r] = *reinterpret_cast<const uint2*>(conv_w + (size_t)(kch + r) * 4); }
+  const uint2 vw = *reinterpret_cast<const uint2*>(conv_w + (size_t)vch * 4);
+  const float negA = -expf(A_log[h]), dtb = dt_bias[h];
+  const unsigned short nwc = norm_w[col];
+  GDN_MARK(1);
+
+  // ---- 2. still before the wait: b and a (v1's threads tid and tid + 256, v9's loop), beta (warp 7), the decay (warp 6)
+#pragma unroll
+  for (int vt = 0; vt < 2; ++vt) {
+    const int t = tid + 256 * vt;
+    float pb[M], pa[M];
+#pragma unroll
+    for (int m = 0; m < M; ++m) pb[m] = pa[m] = 0.f;
+#pragma unroll
+    for (int it = 0; it < GDN_NIT; ++it) {
+      const int c8 = t + it * GDN_THREADS;
+      if (c8 < GDN_CHUNKS) {
+        const unsigned wbv[4] = {wb[vt][it].x, wb[vt][it].y, wb[vt][it].z, wb[vt][it].w}, wav[4] = {wa[vt][it].x, wa[vt][it].y, wa[vt][it].z, wa[vt][it].w};
+#pragma unroll
+        for (int m = 0; m < M; ++m) {
+          const uint4 xv = *reinterpret_cast<const uint4*>(x + (size_t)m * GDN_HIDDEN + c8 * 8);
+          const unsigned xw[4] = {xv.x, xv.y, xv.z, xv.w};
+#pragma unroll
+          for (int e = 0; e < 8; ++e) {
+            float xe = gdn_bf(xw[e >> 1], e & 1);
+            pb[m] = fmaf(xe, gdn_bf(wbv[e >> 1], e & 1), pb[m]);
+            pa[m] = fmaf(xe, gdn_bf(wav[e >> 1], e & 1), pa[m]);
+          }
+        }
+      }
+    }
+    gdn_ba_reduce<M>(pb, pa, s_red, w + 8 * vt, l);
+  }
+  __syncthreads();
+  if (w == 7 && l < M) {
+    float b = 0.f;
+    for (int ww = 0; ww < 16; ++ww) b += s_red[ww][l];
+    b = qe_round_bf16(b);
+    s_beta[l] = qe_round_bf16(__fdiv_rn(1.f, __fadd_rn(1.f, expf(-b))));
+  }
+  if (w == 6 && l < M) {
+    float a = 0.f;
+    for (int ww = 0; ww < 16; ++ww) a += s_red[ww][M + l];
+    a = qe_round_bf16(a);
+    const float ap = __fadd_rn(a, dtb);
+    const float sp = ap > 20.f ? ap : log1pf(expf(ap));
+    s_decay[l] = expf(__fmul_rn(negA, sp));
+  }
+  __syncthreads();
+  GDN_MARK(2);
+
+  // ---- 3. the grid wait; then the GEMV's output: the lane's q, k, v inputs and z
+  qe_grid_wait();
+  qe_grid_launch_dependents();
+  GDN_MARK(3);
+  uint2 qin[M], kin[M];
+  unsigned short vin[M], zin[M];
+#pragma unroll
+  for (int m = 0; m < M; ++m) {
+    const unsigned short* row = qkvz + (size_t)m * GDN_ROW;
+    qin[m] = *reinterpret_cast<const uint2*>(row + qch); kin[m] = *reinterpret_cast<const uint2*>(row + kch);
+    vin[m] = row[vch]; zin[m] = row[GDN_CONV + h * GDN_D + col];
+  }
+
+  // ---- 4. conv + SiLU (gdn_conv_silu per channel), the ring writes, the l2norms of q and k per warp
+  float qv[M][4], kv[M][4], vv[M];
+#pragma unroll
+  for (int r = 0; r < 4; ++r) {
+    float wq[M + 3], wk[M + 3];
+#pragma unroll
+    for (int j = 0; j < 3; ++j) { wq[j] = gdn_bf2(qr[j], r); wk[j] = gdn_bf2(kr[j], r); }
+#pragma unroll
+    for (int m = 0; m < M; ++m) { wq[3 + m] = gdn_bf2(qin[m], r); wk[3 + m] = gdn_bf2(kin[m], r); }
+    gdn_conv_silu<M>(gdn_conv_taps(qw[r]), wq, [&](int m, float v) { qv[m][r] = v; });
+    gdn_conv_silu<M>(gdn_conv_taps(kw[r]), wk, [&](int m, float v) { kv[m][r] = v; });
+  }
+  {
+    float wv[M + 3];
+#pragma unroll
+    for (int j = 0; j < 3; ++j) wv[j] = qe_bf16_to_f32(vr[j]);
+#pragma unroll
+    for (int m = 0; m < M; ++m) wv[3 + m] = qe_bf16_to_f32(vin[m]);
+    gdn_conv_silu<M>(gdn_conv_taps(vw), wv, [&](int m, float v) { vv[m] = v; });
+  }
+  if (h % 3 == 0 && rank == 0 && w == 0) {                 // one writer per q|k channel among the key head's 3 value heads
+#pragma unroll
+    for (int m = 0; m < M; ++m) {
+      const size_t o = (size_t)((p0 + m) & (GDN_RING - 1)) * GDN_CONV;
+      *reinterpret_cast<uint2*>(ring + o + qch) = qin[m]; *reinterpret_cast<uint2*>(ring + o + kch) = kin[m];
+    }
+  }
+  if ((l & 3) == 0) {
+#pragma unroll
+    for (int m = 0; m < M; ++m) ring[(size_t)((p0 + m) & (GDN_RING - 1)) * GDN_CONV + vch] = vin[m];
+  }
+#pragma unroll
+  for (int m = 0; m < M; ++m) { gdn_l2norm_reg(qv[m], true); gdn_l2norm_reg(kv[m], false); }
+  GDN_MARK(4);
+
+  // ---- 5. the recurrence (v7's XPOSE code), M steps; lane l keeps its column's bf16 core value of each row
+  float core[M];
+#pragma unroll
+  for (int m = 0; m < M; ++m) {
+    const float e = s_decay[m], beta = s_beta[m];
+    const float (&k)[4] = kv[m], (&q)[4] = qv[m];
+    float pk[8], po[8];
+#pragma unroll
+    for (int c = 0; c < 8; ++c) {
+#pragma unroll
+      for (int r = 0; r < 4; ++r) { s[c][r] = __fmul_rn(s[c][r], e); pk[c] = r ? __fadd_rn(pk[c], __fmul_rn(s[c][r], k[r])) : __fmul_rn(s[c][r], k[r]); }
+    }
+    const float kvs = gdn_warp_sum8(pk, l);
+    const float dl = __fmul_rn(__fsub_rn(vv[m], kvs), beta);
+#pragma unroll
+    for (int c = 0; c < 8; ++c) {
+      const float d = __shfl_sync(0xffffffffu, dl, 4 * c);
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        s[c][r] = __fadd_rn(s[c][r], __fmul_rn(k[r], d));
+        po[c] = r ? __fadd_rn(po[c], __fmul_rn(s[c][r], q[r])) : __fmul_rn(s[c][r], q[r]);
+      }
+      if (BF16_STATE) {
+#pragma unroll
+        for (int r = 0; r < 4; ++r) s[c][r] = qe_round_bf16(s[c][r]);
+      }
+    }
+    core[m] = qe_round_bf16(gdn_warp_sum8(po, l));
+  }
+  GDN_MARK(5);
+
+  // ---- 6. the norm's partials: lanes 0 and 16 hold v1's lanes L = 2W and 2W + 1 (columns 4L..4L+3); to both blocks
+  asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");   // the peer has started and set its barrier
+  const unsigned bar_peer = gdn_mapa(bar, peer);
+#pragma unroll
+  for (int m = 0; m < M; ++m) {
+    float v4[4];
+#pragma unroll
+    for (int r = 0; r < 4; ++r) v4[r] = __shfl_sync(0xffffffffu, core[m], (l & 16) + 4 * r);
+    if ((l & 15) == 0) {
+      const float ps = qe_sumsq(v4);
+      const int L = 2 * W + (l >> 4);
+      s_part[m][L] = ps;
+      gdn_st_async(gdn_mapa(qe_smem_u32(&s_part[m][L]), peer), ps, bar_peer);
+    }
+  }
+  __syncwarp();
+  if (l == 0) gdn_mbar_arrive(bar);                        // my warp's partials are in my s_part
+  GDN_MARK(6);
+
+  // ---- 7. the state stores, SiLU(z) of my column, then the statistic and my outputs
+  gdn_state_store<BF16_STATE>(s, rec_state, base, l);
+  float sz[M];
+#pragma unroll
+  for (int m = 0; m < M; ++m) sz[m] = gdn_silu_f32(qe_bf16_to_f32(zin[m]));
+  GDN_MARK(7);
+  while (!gdn_mbar_try_wait_cluster(bar, 0)) {}
+  GDN_MARK(8);
+#pragma unroll
+  for (int m = 0; m < M; ++m) {
+    float mean;
+    const float rinv = qe_rms_from_sum(qe_warp_sum(s_part[m][l]), 1.f / GDN_D, eps, mean);   // qe_warp_rms_inv<4>'s steps
+    if ((l & 3) == 0) out[(size_t)m * GDN_VD + h * GDN_D + col] = gdn_gated_apply_sz(core[m], rinv, nwc, sz[m]);
+  }
+  GDN_MARK(9);
+  GDN_MARK(10);
+  if (PROBE) gdn_probe_write(probe, tc, tg, blockIdx.x, tid);
+}
+
+#ifndef QE_GDN_NO_V12C   // nvcc's explicit instantiations of v12 (QE_GDN_NO_V12 is v1 and v2's switch)
+#ifndef __CUDACC_RTC__
+template __global__ void gdn_decode_v12<1, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v12<2, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v12<3, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v12<4, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v12<5, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v12<6, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v12<7, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v12<8, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v12<1, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v12<2, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v12<3, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v12<4, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v12<5, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v12<6, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v12<7, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v12<8, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v12<1, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v12<1, true, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+#endif
+#endif
