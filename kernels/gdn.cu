@@ -47,6 +47,9 @@
 //          (lost at M = 1, also after the GEMV: 27.49 vs 26.99 us a pair; won at M = 8, the verify form's)
 //      v11 7.32, PDL 4.07 / 4.06 / 4.08 (v7 3.84 / 3.70 / 3.83), M = 8 PDL 1.22  results/gdn_v11_h200.json (lost at M = 1:
 //          b/a before the wait 1.55 us, but the state then lands late: the recurrence 1.60 us; pair 27.69 vs v7's 27.17)
+//      v12 8.22, PDL 5.62 / 5.62 / 5.62 (v7 3.85 / 3.69 / 3.84), M = 8 PDL 2.81 (v7 1.51)  results/gdn_v12_h200.json (a cluster
+//          of two per head, the norm's partials by st.async: the exchange 0.16 us, but the prologue before the wait 2.8 us,
+//          the per-lane conv 1.41, the cluster's start skew 0.70; pair 27.65 vs v7's 25.85); v13 (one block per SM) 5.98
 //      FLA fused_recurrent_gated_delta_rule (recurrence only) 4.58 (gdn_v5_h200.json), 4.57 (gdn_v7_h200.json)
 // State layout ("register image"): rec[layer][head][w][c][lane][r] = S[i = 4 lane + r][j = 8 w + c]: warp w owns
 // columns 8w..8w+7, lane l owns rows 4l..4l+3 of each; a warp's load c is 512 contiguous bytes. Both products
