@@ -102,3 +102,77 @@ extern "C" __global__ void l2_prefetch(const unsigned char* base, long long stri
     else asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" :: "l"(p), "r"(bytes) : "memory");
   }
 }
+
+// ---- a design probe: one persistent kernel streaming a token's weight segments, a grid-wide wait between them ------
+// G blocks (one an SM): warp 0 the producer, NC consumer warps. Block b's share of segment s is the byte range
+// [s0 + 16 floor(n16 b / G), s0 + 16 floor(n16 (b + 1) / G)), cut into chunks of CH bytes; lane 0 of warp 0 copies them
+// in order into a ring of S stages (cp.async.bulk; full[i] counts the bytes, empty[i] the consumer warps' releases).
+// The consumers read each chunk (16 bytes a lane, folded into a register) and, once all NC warps are past a block's
+// last chunk of segment s, one thread adds 1 to done[s] (after a fence). WAIT: before its first chunk of segment
+// s + 1 each consumer warp waits until done[s] == G, as a GEMV whose input is the previous GEMV's output must. AHEAD:
+// the producer copies across that wait; without it, the producer waits too. done[] must be zero at launch; all G
+// blocks must be resident at once (the launcher gives each the ring's shared memory, so one fits an SM).
+__device__ __forceinline__ unsigned tsp_ld_acquire(const unsigned* p) {
+  unsigned v; asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory"); return v;
+}
+template <int NC, int S, bool WAIT, bool AHEAD>
+__global__ void __launch_bounds__(32 * (NC + 1), 1) token_stream_probe(const unsigned char* __restrict__ base,
+    const long long* __restrict__ off, const long long* __restrict__ nbytes, int nseg, unsigned* done, unsigned* __restrict__ sink) {
+  constexpr unsigned CH = 16384;
+  extern __shared__ __align__(128) unsigned char tsp_ring[];
+  __shared__ __align__(8) unsigned long long full[S], empty[S];
+  const int G = gridDim.x, b = blockIdx.x, w = threadIdx.x >> 5, l = threadIdx.x & 31;
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < S; ++i) { qe_mbar_init(qe_smem_u32(&full[i]), 1); qe_mbar_init(qe_smem_u32(&empty[i]), NC); }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+  if (w == 0) {                                             // the producer
+    if (l == 0) {
+      unsigned k = 0;                                       // chunks issued: slot k % S, its (k / S)-th use
+      for (int s = 0; s < nseg; ++s) {
+        const long long n16 = nbytes[s] >> 4, lo = off[s] + 16 * (n16 * b / G), hi = off[s] + 16 * (n16 * (b + 1) / G);
+        if (!AHEAD && s > 0) while (tsp_ld_acquire(done + s - 1) < (unsigned)G) {}
+        for (long long p = lo; p < hi; p += CH, ++k) {
+          const unsigned slot = k % S, bytes = (unsigned)min((long long)CH, hi - p);
+          if (k >= S) while (!qe_mbar_try_wait(qe_smem_u32(&empty[slot]), ((k / S) - 1) & 1)) {}
+          asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+          qe_mbar_expect_tx(qe_smem_u32(&full[slot]), bytes);
+          qe_bulk_g2s(qe_smem_u32(tsp_ring + (size_t)slot * CH), base + p, bytes, qe_smem_u32(&full[slot]));
+        }
+      }
+    }
+    return;
+  }
+  const int cw = w - 1;                                     // the consumers
+  unsigned acc = 0, k = 0;
+  for (int s = 0; s < nseg; ++s) {
+    const long long n16 = nbytes[s] >> 4, lo = off[s] + 16 * (n16 * b / G), hi = off[s] + 16 * (n16 * (b + 1) / G);
+    if (WAIT && s > 0) {
+      if (l == 0) while (tsp_ld_acquire(done + s - 1) < (unsigned)G) {}
+      __syncwarp();
+    }
+    for (long long p = lo; p < hi; p += CH, ++k) {
+      const unsigned slot = k % S, bytes = (unsigned)min((long long)CH, hi - p);
+      while (!qe_mbar_try_wait(qe_smem_u32(&full[slot]), (k / S) & 1)) {}
+      for (unsigned o = (cw * 32 + l) * 16; o < bytes; o += NC * 32 * 16) {
+        const uint4 v = qe_lds128(qe_smem_u32(tsp_ring + (size_t)slot * CH + o));
+        acc += v.x ^ v.y ^ v.z ^ v.w;
+      }
+      __syncwarp();
+      if (l == 0) asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(qe_smem_u32(&empty[slot])) : "memory");
+    }
+    asm volatile("bar.sync 1, %0;" :: "r"(NC * 32) : "memory");   // every consumer warp is past segment s
+    if (cw == 0 && l == 0) { __threadfence(); atomicAdd(done + s, 1u); }
+  }
+  if (acc == 0x9E3779B9u) sink[0] = acc;                    // keeps the reads; practically never true
+}
+
+#ifndef __CUDACC_RTC__   // nvcc's explicit instantiations (see common.cu)
+template __global__ void token_stream_probe<4, 12, false, false>(const unsigned char*, const long long*, const long long*, int, unsigned*, unsigned*);
+template __global__ void token_stream_probe<4, 12, true, true>(const unsigned char*, const long long*, const long long*, int, unsigned*, unsigned*);
+template __global__ void token_stream_probe<4, 12, true, false>(const unsigned char*, const long long*, const long long*, int, unsigned*, unsigned*);
+template __global__ void token_stream_probe<8, 12, false, false>(const unsigned char*, const long long*, const long long*, int, unsigned*, unsigned*);
+template __global__ void token_stream_probe<8, 12, true, true>(const unsigned char*, const long long*, const long long*, int, unsigned*, unsigned*);
+template __global__ void token_stream_probe<4, 6, true, true>(const unsigned char*, const long long*, const long long*, int, unsigned*, unsigned*);
+#endif
