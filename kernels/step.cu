@@ -115,10 +115,10 @@ extern "C" __global__ void l2_prefetch(const unsigned char* base, long long stri
 __device__ __forceinline__ unsigned tsp_ld_acquire(const unsigned* p) {
   unsigned v; asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory"); return v;
 }
-template <int NC, int S, bool WAIT, bool AHEAD>
+template <int NC, int S, int CHK, bool WAIT, bool AHEAD>   // CHK: the chunk in KiB
 __global__ void __launch_bounds__(32 * (NC + 1), 1) token_stream_probe(const unsigned char* __restrict__ base,
     const long long* __restrict__ off, const long long* __restrict__ nbytes, int nseg, unsigned* done, unsigned* __restrict__ sink) {
-  constexpr unsigned CH = 16384;
+  constexpr unsigned CH = 1024 * CHK;
   extern __shared__ __align__(128) unsigned char tsp_ring[];
   __shared__ __align__(8) unsigned long long full[S], empty[S];
   const int G = gridDim.x, b = blockIdx.x, w = threadIdx.x >> 5, l = threadIdx.x & 31;
@@ -168,11 +168,52 @@ __global__ void __launch_bounds__(32 * (NC + 1), 1) token_stream_probe(const uns
   if (acc == 0x9E3779B9u) sink[0] = acc;                    // keeps the reads; practically never true
 }
 
+// The same stream without the copy engine: each warp loads its own 512-byte rows straight into registers (16 bytes a
+// lane, U loads in flight a lane, the next U issued before the last U are folded), NW warps a block; WAIT as above
+// (the block's first U loads of segment s + 1 are issued before it waits: what a register ring can have in flight).
+template <int NW, int U, bool WAIT>
+__global__ void __launch_bounds__(32 * NW, 1) token_stream_probe_ldg(const unsigned char* __restrict__ base,
+    const long long* __restrict__ off, const long long* __restrict__ nbytes, int nseg, unsigned* done, unsigned* __restrict__ sink) {
+  const int G = gridDim.x, b = blockIdx.x, w = threadIdx.x >> 5, l = threadIdx.x & 31;
+  unsigned acc = 0;
+  for (int s = 0; s < nseg; ++s) {
+    const long long n16 = nbytes[s] >> 4, lo = off[s] + 16 * (n16 * b / G), hi = off[s] + 16 * (n16 * (b + 1) / G);
+    const uint4* src = reinterpret_cast<const uint4*>(base + lo);
+    const long long n = (hi - lo) >> 4;                     // 16-byte units of my share: lane l of warp w takes l + 32 (w + NW j)
+    long long i = (long long)w * 32 + l;
+    uint4 r[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) r[u] = i + (long long)u * NW * 32 < n ? qe_ld_stream(src + i + (long long)u * NW * 32) : make_uint4(0u, 0u, 0u, 0u);
+    if (WAIT && s > 0) {
+      if (threadIdx.x == 0) while (tsp_ld_acquire(done + s - 1) < (unsigned)G) {}
+      __syncthreads();
+    }
+    for (; i < n; i += (long long)U * NW * 32) {
+      uint4 q[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) { const long long j = i + (long long)(U + u) * NW * 32; q[u] = j < n ? qe_ld_stream(src + j) : make_uint4(0u, 0u, 0u, 0u); }
+#pragma unroll
+      for (int u = 0; u < U; ++u) { acc += r[u].x ^ r[u].y ^ r[u].z ^ r[u].w; r[u] = q[u]; }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) { __threadfence(); atomicAdd(done + s, 1u); }
+  }
+  if (acc == 0x9E3779B9u) sink[0] = acc;
+}
+
 #ifndef __CUDACC_RTC__   // nvcc's explicit instantiations (see common.cu)
-template __global__ void token_stream_probe<4, 12, false, false>(const unsigned char*, const long long*, const long long*, int, unsigned*, unsigned*);
-template __global__ void token_stream_probe<4, 12, true, true>(const unsigned char*, const long long*, const long long*, int, unsigned*, unsigned*);
-template __global__ void token_stream_probe<4, 12, true, false>(const unsigned char*, const long long*, const long long*, int, unsigned*, unsigned*);
-template __global__ void token_stream_probe<8, 12, false, false>(const unsigned char*, const long long*, const long long*, int, unsigned*, unsigned*);
-template __global__ void token_stream_probe<8, 12, true, true>(const unsigned char*, const long long*, const long long*, int, unsigned*, unsigned*);
-template __global__ void token_stream_probe<4, 6, true, true>(const unsigned char*, const long long*, const long long*, int, unsigned*, unsigned*);
+template __global__ void token_stream_probe<4, 12, 16, false, false>(const unsigned char*, const long long*, const long long*, int, unsigned*, unsigned*);
+template __global__ void token_stream_probe<4, 12, 16, true, true>(const unsigned char*, const long long*, const long long*, int, unsigned*, unsigned*);
+template __global__ void token_stream_probe<4, 12, 16, true, false>(const unsigned char*, const long long*, const long long*, int, unsigned*, unsigned*);
+template __global__ void token_stream_probe<8, 12, 16, false, false>(const unsigned char*, const long long*, const long long*, int, unsigned*, unsigned*);
+template __global__ void token_stream_probe<8, 12, 16, true, true>(const unsigned char*, const long long*, const long long*, int, unsigned*, unsigned*);
+template __global__ void token_stream_probe<4, 6, 16, true, true>(const unsigned char*, const long long*, const long long*, int, unsigned*, unsigned*);
+template __global__ void token_stream_probe<4, 48, 4, false, false>(const unsigned char*, const long long*, const long long*, int, unsigned*, unsigned*);
+template __global__ void token_stream_probe<4, 3, 64, false, false>(const unsigned char*, const long long*, const long long*, int, unsigned*, unsigned*);
+template __global__ void token_stream_probe<4, 48, 4, true, true>(const unsigned char*, const long long*, const long long*, int, unsigned*, unsigned*);
+template __global__ void token_stream_probe_ldg<16, 8, false>(const unsigned char*, const long long*, const long long*, int, unsigned*, unsigned*);
+template __global__ void token_stream_probe_ldg<16, 8, true>(const unsigned char*, const long long*, const long long*, int, unsigned*, unsigned*);
+template __global__ void token_stream_probe_ldg<32, 4, false>(const unsigned char*, const long long*, const long long*, int, unsigned*, unsigned*);
+template __global__ void token_stream_probe_ldg<32, 4, true>(const unsigned char*, const long long*, const long long*, int, unsigned*, unsigned*);
+template __global__ void token_stream_probe_ldg<8, 16, false>(const unsigned char*, const long long*, const long long*, int, unsigned*, unsigned*);
 #endif

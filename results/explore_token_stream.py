@@ -6,6 +6,9 @@ ms per token against the floor (the token's bytes over the bandwidth measured in
   pure       no waits: the ceiling of the structure
   wait+ahead every block waits for all blocks to finish segment s before reading segment s + 1; its copies keep landing
   wait       the same wait, the producer waiting too (nothing in flight across a wait)
+  (the same with 8 consumer warps, 6 stages, chunks of 4 KiB x 48 and 64 KiB x 3)
+  ldg        token_stream_probe_ldg: no copy engine, each warp's loads straight into registers (16 bytes a lane, U in
+             flight), NW warps a block, with or without the wait (the first U loads of the next segment issued before it)
 beside the one-launch-per-segment form: chapter 06's plain stream kernel (gemv_stream_probe<8>, 4 blocks an SM) once
 per segment, chained with PDL in one graph (the design the engine has, without its arithmetic).
 Usage on the H200: PYTHONPATH=. python3 results/explore_token_stream.py OUT_DIR (token_stream_h200.json). About 60 s."""
@@ -41,22 +44,30 @@ buf[::4096] = 1                                                  # touch every p
 offs, nbs = torch.tensor(off, dtype=torch.int64, device="cuda"), torch.tensor(seg, dtype=torch.int64, device="cuda")
 done, sink = torch.zeros(len(seg), dtype=torch.int32, device="cuda"), torch.zeros(4, dtype=torch.int32, device="cuda")
 sms = torch.cuda.get_device_properties(0).multi_processor_count
-PLANS = [("pure", 4, 12, False, False), ("wait+ahead", 4, 12, True, True), ("wait", 4, 12, True, False),
-         ("pure, 8 consumer warps", 8, 12, False, False), ("wait+ahead, 8 consumer warps", 8, 12, True, True), ("wait+ahead, 6 stages", 4, 6, True, True)]
-names = tuple(f"token_stream_probe<{nc}, {s}, {'true' if w else 'false'}, {'true' if a else 'false'}>" for _, nc, s, w, a in PLANS)
+B = lambda x: "true" if x else "false"
+PLANS = [("pure", 4, 12, 16, False, False), ("wait+ahead", 4, 12, 16, True, True), ("wait", 4, 12, 16, True, False),
+         ("pure, 8 consumer warps", 8, 12, 16, False, False), ("wait+ahead, 8 consumer warps", 8, 12, 16, True, True),
+         ("wait+ahead, 6 stages", 4, 6, 16, True, True), ("pure, 48 x 4 KiB", 4, 48, 4, False, False),
+         ("pure, 3 x 64 KiB", 4, 3, 64, False, False), ("wait+ahead, 48 x 4 KiB", 4, 48, 4, True, True),
+         ("ldg pure, 16 warps x 8", "ldg", 16, 8, False, None), ("ldg wait, 16 warps x 8", "ldg", 16, 8, True, None),
+         ("ldg pure, 32 warps x 4", "ldg", 32, 4, False, None), ("ldg wait, 32 warps x 4", "ldg", 32, 4, True, None),
+         ("ldg pure, 8 warps x 16", "ldg", 8, 16, False, None)]
+kname = lambda nc, s, ch, w, a: f"token_stream_probe_ldg<{s}, {ch}, {B(w)}>" if nc == "ldg" else f"token_stream_probe<{nc}, {s}, {ch}, {B(w)}, {B(a)}>"
+names = tuple(kname(*p[1:]) for p in PLANS)
 for rnd in range(2):
-    for label, nc, s, w, a in PLANS:
+    for label, nc, s, ch, w, a in PLANS:
         try:
-            k = get_kernel("step", f"token_stream_probe<{nc}, {s}, {'true' if w else 'false'}, {'true' if a else 'false'}>", together=names)
-            smem = s * 16384
-            if k.max_dynamic_shared_size_bytes < smem: k.max_dynamic_shared_size_bytes = smem
+            k = get_kernel("step", kname(nc, s, ch, w, a), together=names)
+            smem = 0 if nc == "ldg" else s * ch * 1024
+            if smem and k.max_dynamic_shared_size_bytes < smem: k.max_dynamic_shared_size_bytes = smem
+            threads = 32 * s if nc == "ldg" else 32 * (nc + 1)
             def f(i):
                 done.zero_()
-                launch(k, (sms,), (32 * (nc + 1),), (buf, offs, nbs, np.int32(len(seg)), done, sink), smem=smem)
+                launch(k, (sms,), (threads,), (buf, offs, nbs, np.int32(len(seg)), done, sink), smem=smem)
             ms = median(time_graph(f, calls=1, reps=10))
             torch.cuda.synchronize()
             ok = bool((done == sms).all())                       # every block counted every segment
-            rec["plans"].append(dict(plan=label, NC=nc, S=s, WAIT=w, AHEAD=a, round=rnd, ms=ms, ratio=ms / floor_ms, all_counted=ok))
+            rec["plans"].append(dict(plan=label, NC=nc, S=s, CH_KiB=ch, WAIT=w, AHEAD=a, round=rnd, ms=ms, ratio=ms / floor_ms, all_counted=ok))
             print(f"  {label:32s} {ms:.3f} ms  {ms / floor_ms:.3f}x floor  counted {ok}  ({time.time() - t0:.0f} s)", flush=True)
         except Exception as e:
             rec["errors"].append(f"{label}: {e!r}"[:300]); print("ERROR", label, repr(e)[:300], flush=True)
