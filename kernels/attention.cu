@@ -841,8 +841,8 @@ __device__ __forceinline__ void at_load_scores(const unsigned short* srow, int m
 // Pass 1, v5 (the body after qe_grid_wait): v4's, with the first copies of a row issued before its query rows are formed
 // wherever the block writes no new key of that row. WRITE_V (v6): the block also writes the value row of each new key in
 // its partition (its own pass 2 reads it through the copy engine). Returns the ring's stage count (gbase).
-template <int G, bool WRITE_V>
-__device__ __forceinline__ unsigned at_pass1_v5(const AtRing& R, const unsigned short* __restrict__ qkv, int pos0,
+template <int G, bool WRITE_V, class Ring = AtRing>   // Ring: AtRing, or AtRingL (v9)
+__device__ __forceinline__ unsigned at_pass1_v5(const Ring& R, const unsigned short* __restrict__ qkv, int pos0,
                                                 const unsigned short* __restrict__ qw, const unsigned short* __restrict__ kw,
                                                 const unsigned short* __restrict__ rope, const int* __restrict__ table, int ntab,
                                                 unsigned short* kc, unsigned short* vc, unsigned short* scores,
@@ -922,8 +922,8 @@ __device__ __forceinline__ void at_merge_group(const float* opart, const unsigne
 // statistics in one round trip (both change when a load is issued, not what is computed), then the block counts itself
 // in and, if it is the last of the P blocks of (r, g), merges (MERGE: v5; v6 and v7 merge elsewhere). started0: row 0's
 // first copies were issued already (v6).
-template <int G, bool MERGE>
-__device__ __forceinline__ void at_pass2_v3(const AtRing& R, unsigned gbase, bool started0, unsigned char* ring,
+template <int G, bool MERGE, class Ring = AtRing>    // Ring: AtRing, or AtRingL (v9)
+__device__ __forceinline__ void at_pass2_v3(const Ring& R, unsigned gbase, bool started0, unsigned char* ring,
                                             unsigned short (&prb)[256][8], float (&gm)[G], float (&gl)[G], int& last,
                                             const unsigned short* __restrict__ vc, const int* __restrict__ table, int ntab, int pos0,
                                             const unsigned short* scores, const float* stats, float* opart,
@@ -1303,4 +1303,80 @@ __global__ void __launch_bounds__(256, 2) attn_fused_v2(const unsigned short* __
 
 #ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 template __global__ void attn_fused_v2<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
+#endif
+
+// ---- v9 (attn_fused_v3): v6 with its ring filled by cp.async (the load path) instead of cp.async.bulk (the copy engine) ----
+struct AtRingL {
+  unsigned ring, bars;
+  // every thread: its 8 pieces of stage gj (keys k0 .. min(k0 + 64, b)), then its arrival on the stage's barrier
+  __device__ __forceinline__ void issue(const unsigned short* cache, const int* table, int ntab, int Hkv, int g,
+                                        int k0, int b, unsigned gj) const {
+    const unsigned slot = gj % AT_S, dst = ring + slot * AT_SLOT;
+    const int n = min(AT_STAGE, b - k0);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      const int c = threadIdx.x + 256 * i, row = c >> 5, col = c & 31;
+      if (row < n)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(dst + row * (AT_D * 2) + 16 * col),
+                     "l"(at_row(cache, table, ntab, Hkv, g, k0 + row) + 8 * col) : "memory");
+    }
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" :: "r"(bars + 8 * slot) : "memory");
+  }
+  __device__ __forceinline__ void start(const unsigned short* cache, const int* table, int ntab, int Hkv, int g, int a, int b,
+                                        int nst, unsigned gbase, bool) const {           // every thread
+    for (int j = 0; j < AT_S && j < nst; ++j) issue(cache, table, ntab, Hkv, g, a + AT_STAGE * j, b, gbase + j);
+  }
+  __device__ __forceinline__ void release(const unsigned short* cache, const int* table, int ntab, int Hkv, int g, int a, int b,
+                                          int j, int nst, unsigned gbase) const {
+    __syncthreads();                                                     // every warp is done with the slot
+    if (j + AT_S < nst) issue(cache, table, ntab, Hkv, g, a + AT_STAGE * (j + AT_S), b, gbase + j + AT_S);
+  }
+  __device__ __forceinline__ unsigned wait(unsigned gj) const {
+    const unsigned slot = gj % AT_S;
+    while (!qe_mbar_try_wait(bars + 8 * slot, (gj / AT_S) & 1)) {}
+    return ring + slot * AT_SLOT;
+  }
+};
+
+__device__ __forceinline__ AtRingL at_ringl_init(unsigned char* ring, unsigned long long* bars) {   // before qe_grid_wait
+  if (threadIdx.x == 0)
+    for (int s = 0; s < AT_S; ++s) qe_mbar_init(qe_smem_u32(bars + s), 256);
+  __syncthreads();
+  return AtRingL{qe_smem_u32(ring), qe_smem_u32(bars)};
+}
+
+template <int G>
+__global__ void __launch_bounds__(256, 2) attn_fused_v3(const unsigned short* __restrict__ qkv, const int* __restrict__ ctl,
+                                                        const unsigned short* __restrict__ qw, const unsigned short* __restrict__ kw,
+                                                        const unsigned short* __restrict__ rope, const int* __restrict__ table, int ntab,
+                                                        unsigned short* kc, unsigned short* vc, unsigned short* scores,
+                                                        float* stats, float* opart, unsigned short* __restrict__ out,
+                                                        unsigned long long* sync, int Hq, int Hkv, int P, int M, int max_ctx,
+                                                        int stride, float eps) {
+  static_assert(G <= 8, "the query rows of a group fill at most 8 of the 16 A rows");
+  extern __shared__ __align__(128) unsigned char at_ring10[];
+  __shared__ __align__(8) unsigned long long bars[AT_S];
+  __shared__ float red[8][G];
+  __shared__ __align__(16) unsigned short qs[G][AT_D];
+  __shared__ __align__(16) unsigned short prb[256][8];
+  __shared__ float gm[G], gl[G];
+  __shared__ int last;
+  const AtRingL R = at_ringl_init(at_ring10, bars);
+  qe_grid_wait();
+  const int pos0 = ctl[0], p = blockIdx.x, g = blockIdx.y;
+  unsigned gbase = at_pass1_v5<G, true>(R, qkv, pos0, qw, kw, rope, table, ntab, kc, vc, scores, stats, Hq, Hkv, P, M, max_ctx, stride, eps, red, qs);
+  {                                                                     // row 0's first value stages, before the barrier
+    int a, b; at_range(pos0 + 1, P, p, a, b);
+    R.start(vc, table, ntab, Hkv, g, a, b, (b - a + AT_STAGE - 1) / AT_STAGE, gbase, true);
+  }
+  at_grid_barrier(sync, gridDim.x * gridDim.y);                         // every block's statistics are written
+  qe_grid_launch_dependents();
+  at_pass2_v3<G, false>(R, gbase, true, at_ring10, prb, gm, gl, last, vc, table, ntab, pos0, scores, stats, opart, nullptr, nullptr,
+                        nullptr, Hq, Hkv, P, M, max_ctx, stride);
+  at_grid_barrier(sync, gridDim.x * gridDim.y);                         // every block's partials are written
+  at_merge_spread(opart, qkv, out, (float*)at_ring10, AT_RING_BYTES / 4, Hq, P, M, stride);
+}
+
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
+template __global__ void attn_fused_v3<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
 #endif

@@ -3,7 +3,9 @@ with grid barriers (v6), v5's passes with v4's merge kernel (v7), v6 with a fine
 variant (4), then time it beside v4 and SDPA.
 Usage, from the repo root on the H200:  PYTHONPATH=. python3 results/explore_attention_v5.py OUT_DIR
 Writes OUT_DIR/attention_v5_h200.json (write_record). A variant that fails a check is reported and not timed; every part
-catches its own exceptions, so one run reports everything."""
+catches its own exceptions, so one run reports everything.
+(`main` took the record's name, description and script as parameters after this record was made, for
+results/explore_attention_v9.py: the same steps.)"""
 import json, sys, time, traceback
 import torch
 import torch.nn.functional as F
@@ -81,7 +83,13 @@ def time_sdpa_calls(cfg, n, gen, calls):
     return dict(n=n, variant="sdpa", pdl=False, calls=calls, us=ms * 1e3, tbps=n * Hkv * D * 4 / (ms * 1e-3) / 1e12)
 
 
-def main(out_dir):
+WHAT5 = ("decode attention v5 (pass 1 v5: early key copies; pass 2 v3: earlier loads, the merge folded in, two "
+         "launches), v6 (one launch, two grid barriers, merge spread over all blocks) v7 (v5's passes, v4's merge kernel) and v8 (v6, pass 2 on a 6 x 32-row ring): bit identity vs v4 (outputs, appended rows, scores, statistics, "
+         "partials; M = 1 and 8; PDL off and on), the criterion, limits; time at 1K..128K beside v4 and SDPA; parts; "
+         "8 steps per graph at 32K; P at 33 and 132 (timing only).")
+
+
+def main(out_dir, name="attention_v5_h200", what=WHAT5, script="explore_attention_v5.py"):
     from qwen_engine.gemv import bandwidth_now
     t0 = time.time()
     cfg, dev, gen, max_ctx, rope, pool = A.bench_pool()                      # scattered pages
@@ -185,11 +193,7 @@ def main(out_dir):
     print(f"v6/v8 barrier (or v8 ring) give-ups while timing (each one = a wrong output and 20 ms): {gu or 'none'}")
     if out_dir:
         from qwen_engine.runtime import write_record
-        write_record("attention_v5_h200", "decode attention v5 (pass 1 v5: early key copies; pass 2 v3: earlier loads, the merge folded in, two "
-                     "launches), v6 (one launch, two grid barriers, merge spread over all blocks) v7 (v5's passes, v4's merge kernel) and v8 (v6, pass 2 on a 6 x 32-row ring): bit identity vs v4 (outputs, appended rows, scores, statistics, "
-                     "partials; M = 1 and 8; PDL off and on), the criterion, limits; time at 1K..128K beside v4 and SDPA; parts; "
-                     "8 steps per graph at 32K; P at 33 and 132 (timing only).",
-                     "PYTHONPATH=. python3 results/explore_attention_v5.py " + str(out_dir), data, out_dir=out_dir)
+        write_record(name, what, f"PYTHONPATH=. python3 results/{script} " + str(out_dir), data, out_dir=out_dir)
     return data
 
 
