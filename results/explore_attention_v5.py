@@ -89,7 +89,10 @@ WHAT5 = ("decode attention v5 (pass 1 v5: early key copies; pass 2 v3: earlier l
          "8 steps per graph at 32K; P at 33 and 132 (timing only).")
 
 
-def main(out_dir, name="attention_v5_h200", what=WHAT5, script="explore_attention_v5.py"):
+def main(out_dir, name="attention_v5_h200", what=WHAT5, script="explore_attention_v5.py", criterion_blocks=True):
+    """criterion_blocks=False (explore_attention_v9.py): a failed criterion is recorded (criterion_failed) but does not stop
+    the timing of a variant bit-identical to CUR at every identity check: its outputs are CUR's, whose criterion stands
+    in CUR's own record; the criterion's noise here comes from the few checks of this run."""
     from qwen_engine.gemv import bandwidth_now
     t0 = time.time()
     cfg, dev, gen, max_ctx, rope, pool = A.bench_pool()                      # scattered pages
@@ -140,7 +143,10 @@ def main(out_dir, name="attention_v5_h200", what=WHAT5, script="explore_attentio
     for c in cs:
         c["ok"] = (c["unwritten"] == 0 and c["ulp_kernel"] <= 2 * noise and c["mism_kernel"] <= 2 * noise_m and c["context_unchanged"]
                    and c["k_append_identical"] and c["v_append_identical"])
-        if not c["ok"]: fail(c["variant"], f"criterion n={c['n']} M={c['M']}: {c['ulp_kernel']:.3f} ulp, {c['mism_kernel']:.4f} differing")
+        if not c["ok"]:
+            what_failed = f"criterion n={c['n']} M={c['M']}: {c['ulp_kernel']:.3f} ulp, {c['mism_kernel']:.4f} differing"
+            if criterion_blocks: fail(c["variant"], what_failed)
+            else: data.setdefault("criterion_failed", []).append(dict(variant=c["variant"], what=what_failed))
     passed = [v for v in NEW if v not in data["failed"]]
     print(f"bit-identical to v{CUR}: {passed}; failed: {data['failed'] or 'none'} {el()}", flush=True)
 
