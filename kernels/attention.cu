@@ -43,6 +43,9 @@
 //      (56.5 %), 128K 154.8: no gain over v6, so bytes in flight are not what pass 2 lacks.
 //      v5 to v8: bit-identical to v4 at contexts 1 to 32K, 1 and 8 rows, PDL off and on, no barrier give-ups
 //      (results/explore_attention_v5.py -> results/attention_v5_h200.json). Goal 85 % at 32K: not met (best v6, 57 %).
+//   v9 (attn_fused_v3): v6 with the ring filled by cp.async (16 bytes a thread, the load path) instead of cp.async.bulk.
+//      Bit-identical to v6; slower: 32K 59.2 us with PDL (50 %) vs v6's 51.0 (58 %), 128K 180 vs 157
+//      (results/explore_attention_v9.py -> results/attention_v9_h200.json).
 // Layouts (D = 256, PAGE = 256 tokens):
 //   qkv   [M, stride] bf16: per query head h, q at h*2D, gate at h*2D + D; then k (Hkv*D), then v (Hkv*D)
 //   cache [n_pages, Hkv, PAGE, D] bf16 for K and for V of one layer; token t lives in page table[t / PAGE], row t % PAGE
