@@ -1107,6 +1107,32 @@ __device__ __forceinline__ void at_merge_spread(const float* opart, const unsign
   }
 }
 
+// The fused kernel after its ring is made (v6 with the copy engine's ring, v9 with the load path's): pass 1, row 0's
+// first value stages, a grid barrier, pass 2, a second barrier, the merge spread over all blocks.
+template <int G, class Ring>
+__device__ __forceinline__ void at_fused_body(const Ring& R, unsigned char* ring, float (&red)[8][G], unsigned short (&qs)[G][AT_D],
+                                              unsigned short (&prb)[256][8], float (&gm)[G], float (&gl)[G], int& last,
+                                              const unsigned short* __restrict__ qkv, const int* __restrict__ ctl,
+                                              const unsigned short* __restrict__ qw, const unsigned short* __restrict__ kw,
+                                              const unsigned short* __restrict__ rope, const int* __restrict__ table, int ntab,
+                                              unsigned short* kc, unsigned short* vc, unsigned short* scores,
+                                              float* stats, float* opart, unsigned short* __restrict__ out,
+                                              unsigned long long* sync, int Hq, int Hkv, int P, int M, int max_ctx, int stride, float eps) {
+  qe_grid_wait();
+  const int pos0 = ctl[0], p = blockIdx.x, g = blockIdx.y;
+  unsigned gbase = at_pass1_v5<G, true>(R, qkv, pos0, qw, kw, rope, table, ntab, kc, vc, scores, stats, Hq, Hkv, P, M, max_ctx, stride, eps, red, qs);
+  {                                                                     // row 0's first value stages, before the barrier
+    int a, b; at_range(pos0 + 1, P, p, a, b);
+    R.start(vc, table, ntab, Hkv, g, a, b, (b - a + AT_STAGE - 1) / AT_STAGE, gbase, true);
+  }
+  at_grid_barrier(sync, gridDim.x * gridDim.y);                         // every block's statistics are written
+  qe_grid_launch_dependents();
+  at_pass2_v3<G, false>(R, gbase, true, ring, prb, gm, gl, last, vc, table, ntab, pos0, scores, stats, opart, nullptr, nullptr,
+                        nullptr, Hq, Hkv, P, M, max_ctx, stride);
+  at_grid_barrier(sync, gridDim.x * gridDim.y);                         // every block's partials are written
+  at_merge_spread(opart, qkv, out, (float*)ring, AT_RING_BYTES / 4, Hq, P, M, stride);
+}
+
 template <int G>
 __global__ void __launch_bounds__(256, 2) attn_fused_v1(const unsigned short* __restrict__ qkv, const int* __restrict__ ctl,
                                                         const unsigned short* __restrict__ qw, const unsigned short* __restrict__ kw,
@@ -1124,19 +1150,8 @@ __global__ void __launch_bounds__(256, 2) attn_fused_v1(const unsigned short* __
   __shared__ float gm[G], gl[G];
   __shared__ int last;
   const AtRing R = at_ring_init(at_ring7, bars);
-  qe_grid_wait();
-  const int pos0 = ctl[0], p = blockIdx.x, g = blockIdx.y;
-  unsigned gbase = at_pass1_v5<G, true>(R, qkv, pos0, qw, kw, rope, table, ntab, kc, vc, scores, stats, Hq, Hkv, P, M, max_ctx, stride, eps, red, qs);
-  {                                                                     // row 0's first value stages, before the barrier
-    int a, b; at_range(pos0 + 1, P, p, a, b);
-    R.start(vc, table, ntab, Hkv, g, a, b, (b - a + AT_STAGE - 1) / AT_STAGE, gbase, true);
-  }
-  at_grid_barrier(sync, gridDim.x * gridDim.y);                         // every block's statistics are written
-  qe_grid_launch_dependents();
-  at_pass2_v3<G, false>(R, gbase, true, at_ring7, prb, gm, gl, last, vc, table, ntab, pos0, scores, stats, opart, nullptr, nullptr,
-                        nullptr, Hq, Hkv, P, M, max_ctx, stride);
-  at_grid_barrier(sync, gridDim.x * gridDim.y);                         // every block's partials are written
-  at_merge_spread(opart, qkv, out, (float*)at_ring7, AT_RING_BYTES / 4, Hq, P, M, stride);
+  at_fused_body<G>(R, at_ring7, red, qs, prb, gm, gl, last, qkv, ctl, qw, kw, rope, table, ntab, kc, vc, scores, stats, opart, out,
+                   sync, Hq, Hkv, P, M, max_ctx, stride, eps);
 }
 
 #ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
@@ -1365,19 +1380,8 @@ __global__ void __launch_bounds__(256, 2) attn_fused_v3(const unsigned short* __
   __shared__ float gm[G], gl[G];
   __shared__ int last;
   const AtRingL R = at_ringl_init(at_ring10, bars);
-  qe_grid_wait();
-  const int pos0 = ctl[0], p = blockIdx.x, g = blockIdx.y;
-  unsigned gbase = at_pass1_v5<G, true>(R, qkv, pos0, qw, kw, rope, table, ntab, kc, vc, scores, stats, Hq, Hkv, P, M, max_ctx, stride, eps, red, qs);
-  {                                                                     // row 0's first value stages, before the barrier
-    int a, b; at_range(pos0 + 1, P, p, a, b);
-    R.start(vc, table, ntab, Hkv, g, a, b, (b - a + AT_STAGE - 1) / AT_STAGE, gbase, true);
-  }
-  at_grid_barrier(sync, gridDim.x * gridDim.y);                         // every block's statistics are written
-  qe_grid_launch_dependents();
-  at_pass2_v3<G, false>(R, gbase, true, at_ring10, prb, gm, gl, last, vc, table, ntab, pos0, scores, stats, opart, nullptr, nullptr,
-                        nullptr, Hq, Hkv, P, M, max_ctx, stride);
-  at_grid_barrier(sync, gridDim.x * gridDim.y);                         // every block's partials are written
-  at_merge_spread(opart, qkv, out, (float*)at_ring10, AT_RING_BYTES / 4, Hq, P, M, stride);
+  at_fused_body<G>(R, at_ring10, red, qs, prb, gm, gl, last, qkv, ctl, qw, kw, rope, table, ntab, kc, vc, scores, stats, opart, out,
+                   sync, Hq, Hkv, P, M, max_ctx, stride, eps);
 }
 
 #ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)

@@ -8,16 +8,14 @@
 # 2. gdn.timing (graph of 48 layers, M = 1..8, the heads fit) for v7 and v12; chained PDL graphs of 48 launches at M = 1
 #    and 8, v7, v12 and v13 interleaved, three rounds.
 # 3. the phase probe of block 0 under PDL (v7, v12, v13); then [qkv|z GEMV, GDN] x 48 pairs with v7, v12, v13.
-# Writes OUT_DIR/gdn_v12_h200.json; prints a short table last.
-import importlib.util, os, sys, time
+# Writes OUT_DIR/gdn_v12_h200.json; prints a short table last. (Its imports were shortened after the record was made: the same modules.)
+import os, sys, time
 import torch
 from qwen_engine import gdn as G
 
-_here = os.path.dirname(os.path.abspath(__file__))
-_load = lambda n: (lambda s: (s.loader.exec_module(m := importlib.util.module_from_spec(s)), m)[1])(importlib.util.spec_from_file_location(n, os.path.join(_here, n + ".py")))
-sys.argv = sys.argv[:2]
-V7 = _load("explore_gdn_v7")
-E = V7.E
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import explore_gdn_v10 as X                               # its loaders: explore_gdn_v7 (identity) and explore_gdn_v3 (timings)
+V7, E = X.V7, X.E
 T0, OUT, CFG = time.time(), (sys.argv[1] if len(sys.argv) > 1 else None), E.CFG
 PHASES12 = ["issue pre-wait loads (state, w_b/w_a, ctl, ring window, conv_w, gates, norm_w, x)",
             "before the wait: b/a partials, barrier, beta (w7) ‖ decay (w6), barrier", "grid wait",
