@@ -201,6 +201,44 @@ __global__ void __launch_bounds__(32 * NW, 1) token_stream_probe_ldg(const unsig
   if (acc == 0x9E3779B9u) sink[0] = acc;
 }
 
+// The same bytes in a GEMV's order: the segment is a row-major [N, K] matrix (K bytes a row, kdim[s]); global warp gw
+// takes groups of RR consecutive rows, gw, gw + all warps, ..., and streams a group's rows side by side along K (lane l
+// reads 16 bytes at 16 l + 512 j of each of the RR rows, U steps of the group issued together), as a GEMV warp with RR
+// rows does. Against token_stream_probe_ldg (each block one contiguous range) it asks whether the order in which the
+// bytes are asked for costs bandwidth.
+template <int NW, int RR, int U, bool WAIT>
+__global__ void __launch_bounds__(32 * NW, 1) token_stream_probe_rows(const unsigned char* __restrict__ base,
+    const long long* __restrict__ off, const long long* __restrict__ nbytes, const long long* __restrict__ kdim, int nseg,
+    unsigned* done, unsigned* __restrict__ sink) {
+  const int G = gridDim.x, w = threadIdx.x >> 5, l = threadIdx.x & 31;
+  const long long gw = (long long)blockIdx.x * NW + w, TW = (long long)G * NW;
+  unsigned acc = 0;
+  for (int s = 0; s < nseg; ++s) {
+    const long long K = kdim[s], ngroups = nbytes[s] / K / RR, KST = K / 512;
+    if (WAIT && s > 0) {
+      if (threadIdx.x == 0) while (tsp_ld_acquire(done + s - 1) < (unsigned)G) {}
+      __syncthreads();
+    }
+    for (long long q = gw; q < ngroups; q += TW) {
+      const unsigned char* r0 = base + off[s] + q * RR * K + 16 * l;
+      for (long long j = 0; j < KST; j += U) {
+        uint4 v[U][RR];
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+#pragma unroll
+          for (int r = 0; r < RR; ++r) v[u][r] = j + u < KST ? qe_ld_stream(r0 + r * K + 512 * (j + u)) : make_uint4(0u, 0u, 0u, 0u);
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+#pragma unroll
+          for (int r = 0; r < RR; ++r) acc += v[u][r].x ^ v[u][r].y ^ v[u][r].z ^ v[u][r].w;
+      }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) { __threadfence(); atomicAdd(done + s, 1u); }
+  }
+  if (acc == 0x9E3779B9u) sink[0] = acc;
+}
+
 #ifndef __CUDACC_RTC__   // nvcc's explicit instantiations (see common.cu)
 template __global__ void token_stream_probe<4, 12, 16, false, false>(const unsigned char*, const long long*, const long long*, int, unsigned*, unsigned*);
 template __global__ void token_stream_probe<4, 12, 16, true, true>(const unsigned char*, const long long*, const long long*, int, unsigned*, unsigned*);
@@ -216,4 +254,10 @@ template __global__ void token_stream_probe_ldg<16, 8, true>(const unsigned char
 template __global__ void token_stream_probe_ldg<32, 4, false>(const unsigned char*, const long long*, const long long*, int, unsigned*, unsigned*);
 template __global__ void token_stream_probe_ldg<32, 4, true>(const unsigned char*, const long long*, const long long*, int, unsigned*, unsigned*);
 template __global__ void token_stream_probe_ldg<8, 16, false>(const unsigned char*, const long long*, const long long*, int, unsigned*, unsigned*);
+template __global__ void token_stream_probe_rows<16, 1, 8, false>(const unsigned char*, const long long*, const long long*, const long long*, int, unsigned*, unsigned*);
+template __global__ void token_stream_probe_rows<16, 4, 2, false>(const unsigned char*, const long long*, const long long*, const long long*, int, unsigned*, unsigned*);
+template __global__ void token_stream_probe_rows<16, 4, 4, false>(const unsigned char*, const long long*, const long long*, const long long*, int, unsigned*, unsigned*);
+template __global__ void token_stream_probe_rows<16, 8, 2, false>(const unsigned char*, const long long*, const long long*, const long long*, int, unsigned*, unsigned*);
+template __global__ void token_stream_probe_rows<16, 4, 4, true>(const unsigned char*, const long long*, const long long*, const long long*, int, unsigned*, unsigned*);
+template __global__ void token_stream_probe_rows<16, 2, 4, false>(const unsigned char*, const long long*, const long long*, const long long*, int, unsigned*, unsigned*);
 #endif

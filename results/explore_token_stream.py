@@ -9,6 +9,9 @@ ms per token against the floor (the token's bytes over the bandwidth measured in
   (the same with 8 consumer warps, 6 stages, chunks of 4 KiB x 48 and 64 KiB x 3)
   ldg        token_stream_probe_ldg: no copy engine, each warp's loads straight into registers (16 bytes a lane, U in
              flight), NW warps a block, with or without the wait (the first U loads of the next segment issued before it)
+  rows       token_stream_probe_rows: the same loads in a GEMV's order (a warp streams RR consecutive rows of the [N, K]
+             segment side by side along K, groups strided over all warps), 16 warps a block
+(the rows plans were added after the first records: the script's later runs have them)
 beside the one-launch-per-segment form: chapter 06's plain stream kernel (gemv_stream_probe<8>, 4 blocks an SM) once
 per segment, chained with PDL in one graph (the design the engine has, without its arithmetic).
 Usage on the H200: PYTHONPATH=. python3 results/explore_token_stream.py OUT_DIR (token_stream_h200.json). About 60 s."""
@@ -27,12 +30,12 @@ save = lambda: write_record("token_stream_h200", "A persistent kernel streaming 
                             "PYTHONPATH=. python3 results/explore_token_stream.py OUT_DIR", rec, out_dir=out)
 c = preset("qwen3_5_27b")
 H, I = c.hidden_size, c.intermediate_size
-seg = []
+seg, kb = [], []                                                 # each segment's bytes and its row's bytes (K)
 for t in c.layer_types:
     first = (c.q_gate_rows + 2 * c.kv_rows) * H if t == "full_attention" else (c.gdn_conv_dim + c.gdn_value_dim) * H
     oin = c.num_attention_heads * c.head_dim if t == "full_attention" else c.gdn_value_dim
-    seg += [first, H * oin, 2 * I * H, H * I]
-seg.append(c.vocab_size * H * 2)
+    seg += [first, H * oin, 2 * I * H, H * I]; kb += [H, oin, H, I]
+seg.append(c.vocab_size * H * 2); kb.append(2 * H)
 off = np.concatenate([[0], np.cumsum(seg)[:-1]])
 total = int(sum(seg))
 rec.update(segments=len(seg), token_bytes=total)
@@ -42,6 +45,7 @@ print(f"{len(seg)} segments, {total / 1e9:.2f} GB, bandwidth {bw:.3f} TB/s, floo
 buf = torch.empty(total, dtype=torch.uint8, device="cuda")
 buf[::4096] = 1                                                  # touch every page once
 offs, nbs = torch.tensor(off, dtype=torch.int64, device="cuda"), torch.tensor(seg, dtype=torch.int64, device="cuda")
+kds = torch.tensor(kb, dtype=torch.int64, device="cuda")
 done, sink = torch.zeros(len(seg), dtype=torch.int32, device="cuda"), torch.zeros(4, dtype=torch.int32, device="cuda")
 sms = torch.cuda.get_device_properties(0).multi_processor_count
 B = lambda x: "true" if x else "false"
@@ -51,19 +55,24 @@ PLANS = [("pure", 4, 12, 16, False, False), ("wait+ahead", 4, 12, 16, True, True
          ("pure, 3 x 64 KiB", 4, 3, 64, False, False), ("wait+ahead, 48 x 4 KiB", 4, 48, 4, True, True),
          ("ldg pure, 16 warps x 8", "ldg", 16, 8, False, None), ("ldg wait, 16 warps x 8", "ldg", 16, 8, True, None),
          ("ldg pure, 32 warps x 4", "ldg", 32, 4, False, None), ("ldg wait, 32 warps x 4", "ldg", 32, 4, True, None),
-         ("ldg pure, 8 warps x 16", "ldg", 8, 16, False, None)]
-kname = lambda nc, s, ch, w, a: f"token_stream_probe_ldg<{s}, {ch}, {B(w)}>" if nc == "ldg" else f"token_stream_probe<{nc}, {s}, {ch}, {B(w)}, {B(a)}>"
+         ("ldg pure, 8 warps x 16", "ldg", 8, 16, False, None),
+         ("rows 1 x 8 steps, pure", "rows", 1, 8, False, None), ("rows 2 x 4, pure", "rows", 2, 4, False, None),
+         ("rows 4 x 2, pure", "rows", 4, 2, False, None), ("rows 4 x 4, pure", "rows", 4, 4, False, None),
+         ("rows 8 x 2, pure", "rows", 8, 2, False, None), ("rows 4 x 4, wait", "rows", 4, 4, True, None)]
+kname = lambda nc, s, ch, w, a: (f"token_stream_probe_ldg<{s}, {ch}, {B(w)}>" if nc == "ldg" else f"token_stream_probe_rows<16, {s}, {ch}, {B(w)}>"
+                                 if nc == "rows" else f"token_stream_probe<{nc}, {s}, {ch}, {B(w)}, {B(a)}>")
 names = tuple(kname(*p[1:]) for p in PLANS)
 for rnd in range(2):
     for label, nc, s, ch, w, a in PLANS:
         try:
             k = get_kernel("step", kname(nc, s, ch, w, a), together=names)
-            smem = 0 if nc == "ldg" else s * ch * 1024
+            smem = 0 if nc in ("ldg", "rows") else s * ch * 1024
             if smem and k.max_dynamic_shared_size_bytes < smem: k.max_dynamic_shared_size_bytes = smem
-            threads = 32 * s if nc == "ldg" else 32 * (nc + 1)
+            threads = 32 * s if nc == "ldg" else 512 if nc == "rows" else 32 * (nc + 1)
+            args = (buf, offs, nbs, kds, np.int32(len(seg)), done, sink) if nc == "rows" else (buf, offs, nbs, np.int32(len(seg)), done, sink)
             def f(i):
                 done.zero_()
-                launch(k, (sms,), (threads,), (buf, offs, nbs, np.int32(len(seg)), done, sink), smem=smem)
+                launch(k, (sms,), (threads,), args, smem=smem)
             ms = median(time_graph(f, calls=1, reps=10))
             torch.cuda.synchronize()
             ok = bool((done == sms).all())                       # every block counted every segment
