@@ -220,10 +220,19 @@ def test_variants_name_instantiated_kernels():
         for f in filter(None, (pro, mg)): assert re.search(r'extern "C" __global__ void (__launch_bounds__\(256\) )?' + f + r"\(", src), f
         if pdl:                                                               # PDL-ready kernels wait before their first read
             for f in filter(None, (pro, s1, s2, mg)):
-                body = src[re.search(r"__global__ void (__launch_bounds__\([^)]*\) )?" + f + r"\(", src).end():]
-                body = body[body.index(") {"):]                                 # after the parameter list
+                body = _fn_body(src, re.search(r"__global__ void (__launch_bounds__\([^)]*\) )?" + f + r"\(", src).end())
+                if "at_fused_body<" in body:                                  # v6 and v9: the work after the ring's set-up
+                    body = _fn_body(src, src.index("void at_fused_body("))
                 first_read = "src[" if f == mg else "ctl[0]"
-                assert body.index("qe_grid_wait()") < body.index(first_read), f
+                assert body.lstrip().startswith("qe_grid_wait();") or body.index("qe_grid_wait()") < body.index(first_read), f
+
+def _fn_body(src: str, at: int) -> str:
+    "The text of the function body whose parameter list is open at `at`: from after ') {' to its matching '}'."
+    i = src.index(") {", at) + 3
+    depth, j = 1, i
+    while depth:
+        depth += {"{": 1, "}": -1}.get(src[j], 0); j += 1
+    return src[i:j - 1]
 
 # ---- v5, v6: the launch arguments against the kernels' signatures; what makes them bit-identical to v4 -----------------
 import re
@@ -312,7 +321,10 @@ def test_v5_v6_form_every_value_with_v4s_code():
         assert call in p4 and call in p5, call
     mg = _body(src, "__device__ __forceinline__ void at_merge_group(")
     assert "o[h] = 0.f" in mg and "for (int i = 0; i < P; ++i)" in mg and "at_gate_out(o[h]" in mg   # partitions 0..P-1 from 0.f
-    fused = _body(src, "__global__ void __launch_bounds__(256, 2) attn_fused_v1(")
+    for kern, ring in (("attn_fused_v1", "const AtRing R = at_ring_init("), ("attn_fused_v3", "const AtRingL R = at_ringl_init(")):
+        k = _body(src, f"__global__ void __launch_bounds__(256, 2) {kern}(")    # v6 and v9: their ring, then the same body
+        assert ring in k and "at_fused_body<G>(R, " in k and "qe_grid_wait()" not in k, kern
+    fused = _body(src, "__device__ __forceinline__ void at_fused_body(")
     assert "at_pass1_v5<G, true>" in fused and "at_pass2_v3<G, false>(R, gbase, true" in fused
     assert fused.index("at_grid_barrier(") < fused.index("qe_grid_launch_dependents()")              # dependents after the barrier
     assert fused.index("at_pass2_v3<") < fused.rindex("at_grid_barrier(") < fused.index("at_merge_spread(")   # all partials, then the merge
