@@ -1108,8 +1108,10 @@ __device__ __forceinline__ void at_merge_spread(const float* opart, const unsign
 }
 
 // The fused kernel after its ring is made (v6 with the copy engine's ring, v9 with the load path's): pass 1, row 0's
-// first value stages, a grid barrier, pass 2, a second barrier, the merge spread over all blocks.
-template <int G, class Ring>
+// first value stages, a grid barrier, pass 2, a second barrier, the merge spread over all blocks. PROBE (v6's probe build,
+// attn_fused_v1p): thread 0 of every block writes the global timer at AT_NPROBE points to probe[block][point].
+constexpr int AT_NPROBE = 8;
+template <int G, class Ring, bool PROBE = false>
 __device__ __forceinline__ void at_fused_body(const Ring& R, unsigned char* ring, float (&red)[8][G], unsigned short (&qs)[G][AT_D],
                                               unsigned short (&prb)[256][8], float (&gm)[G], float (&gl)[G], int& last,
                                               const unsigned short* __restrict__ qkv, const int* __restrict__ ctl,
@@ -1117,20 +1119,31 @@ __device__ __forceinline__ void at_fused_body(const Ring& R, unsigned char* ring
                                               const unsigned short* __restrict__ rope, const int* __restrict__ table, int ntab,
                                               unsigned short* kc, unsigned short* vc, unsigned short* scores,
                                               float* stats, float* opart, unsigned short* __restrict__ out,
-                                              unsigned long long* sync, int Hq, int Hkv, int P, int M, int max_ctx, int stride, float eps) {
+                                              unsigned long long* sync, int Hq, int Hkv, int P, int M, int max_ctx, int stride, float eps,
+                                              unsigned long long* probe = nullptr) {
+  unsigned long long* const mark = PROBE ? probe + (size_t)(blockIdx.y * gridDim.x + blockIdx.x) * AT_NPROBE : nullptr;
+  auto at_mark = [&](int i) { if (PROBE && threadIdx.x == 0) mark[i] = at_ns(); };
+  at_mark(0);                                                           // the ring is made
   qe_grid_wait();
+  at_mark(1);
   const int pos0 = ctl[0], p = blockIdx.x, g = blockIdx.y;
   unsigned gbase = at_pass1_v5<G, true>(R, qkv, pos0, qw, kw, rope, table, ntab, kc, vc, scores, stats, Hq, Hkv, P, M, max_ctx, stride, eps, red, qs);
+  at_mark(2);                                                           // pass 1: scores and statistics written
   {                                                                     // row 0's first value stages, before the barrier
     int a, b; at_range(pos0 + 1, P, p, a, b);
     R.start(vc, table, ntab, Hkv, g, a, b, (b - a + AT_STAGE - 1) / AT_STAGE, gbase, true);
   }
+  at_mark(3);
   at_grid_barrier(sync, gridDim.x * gridDim.y);                         // every block's statistics are written
+  at_mark(4);
   qe_grid_launch_dependents();
   at_pass2_v3<G, false>(R, gbase, true, ring, prb, gm, gl, last, vc, table, ntab, pos0, scores, stats, opart, nullptr, nullptr,
                         nullptr, Hq, Hkv, P, M, max_ctx, stride);
+  at_mark(5);                                                           // pass 2: this block's partials written
   at_grid_barrier(sync, gridDim.x * gridDim.y);                         // every block's partials are written
+  at_mark(6);
   at_merge_spread(opart, qkv, out, (float*)ring, AT_RING_BYTES / 4, Hq, P, M, stride);
+  at_mark(7);
 }
 
 template <int G>
@@ -1154,11 +1167,33 @@ __global__ void __launch_bounds__(256, 2) attn_fused_v1(const unsigned short* __
                    sync, Hq, Hkv, P, M, max_ctx, stride, eps);
 }
 
+// v6's probe build: the same kernel with the phase marks (at_fused_body's PROBE), probe [P * Hkv][AT_NPROBE] uint64.
+template <int G>
+__global__ void __launch_bounds__(256, 2) attn_fused_v1p(const unsigned short* __restrict__ qkv, const int* __restrict__ ctl,
+                                                         const unsigned short* __restrict__ qw, const unsigned short* __restrict__ kw,
+                                                         const unsigned short* __restrict__ rope, const int* __restrict__ table, int ntab,
+                                                         unsigned short* kc, unsigned short* vc, unsigned short* scores,
+                                                         float* stats, float* opart, unsigned short* __restrict__ out,
+                                                         unsigned long long* sync, int Hq, int Hkv, int P, int M, int max_ctx,
+                                                         int stride, float eps, unsigned long long* probe) {
+  extern __shared__ __align__(128) unsigned char at_ring7p[];
+  __shared__ __align__(8) unsigned long long bars[AT_S];
+  __shared__ float red[8][G];
+  __shared__ __align__(16) unsigned short qs[G][AT_D];
+  __shared__ __align__(16) unsigned short prb[256][8];
+  __shared__ float gm[G], gl[G];
+  __shared__ int last;
+  const AtRing R = at_ring_init(at_ring7p, bars);
+  at_fused_body<G, AtRing, true>(R, at_ring7p, red, qs, prb, gm, gl, last, qkv, ctl, qw, kw, rope, table, ntab, kc, vc, scores, stats,
+                                 opart, out, sync, Hq, Hkv, P, M, max_ctx, stride, eps, probe);
+}
+
 #ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 template __global__ void attn_scores_v5<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, int, int, int, int, int, int, float);
 template __global__ void attn_pv_v3<6>(const unsigned short*, const int*, int, const int*, const unsigned short*, const float*, float*, const unsigned short*, unsigned short*, int*, int, int, int, int, int, int);
 template __global__ void attn_pv_v4<6>(const unsigned short*, const int*, int, const int*, const unsigned short*, const float*, float*, int, int, int, int, int);
 template __global__ void attn_fused_v1<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
+template __global__ void attn_fused_v1p<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float, unsigned long long*);
 #endif
 
 // ---- v8: v6 with pass 2 streaming through a finer ring: 6 stages of 32 rows (the same 96 KB) ----------------------------
