@@ -39,7 +39,7 @@ for n in (1024, 4096, 32768, 131072):
             us = 1e3 * median(time_graph(lambda i: launch(k, L[i][1], L[i][2], L[i][3] + (pr[i],), smem=L[i][4]), calls=len(tabs), reps=10))
             torch.cuda.synchronize()
             p = pr.cpu()
-        rel = (p - p[:, :, 0].min(dim=1, keepdim=True).values).double() / 1e3        # us after the call's first block started
+        rel = (p - p[:, :, 0].min(dim=1).values[:, None, None]).double() / 1e3       # us after the call's first block started
         med0 = lambda t: [float(x) for x in t.median(dim=0).values]             # the median over the graph's calls
         row = dict(n=n, v6_us=v6["us"], probe_us=us, probe_same_output=same, calls=len(tabs), kv_bytes=n * 4096,
                    frac_v6=n * 4096 / (v6["us"] * 1e-6) / 1e12 / bw, earliest=med0(rel.min(dim=1).values),
