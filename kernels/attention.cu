@@ -46,6 +46,9 @@
 //   v9 (attn_fused_v3): v6 with the ring filled by cp.async (16 bytes a thread, the load path) instead of cp.async.bulk.
 //      Bit-identical to v6; slower: 32K 59.2 us with PDL (50 %) vs v6's 51.0 (58 %), 128K 180 vs 157
 //      (results/explore_attention_v9.py -> results/attention_v9_h200.json).
+//   attn_fused_v1p: v6 with phase marks (results/explore_attention_probe.py -> attention_probe_h200.json): at 32K pass 1
+//      21 us, pass 2 18 us, barriers 2.3 + 1.0, merge 3.5, prologue 2.7, launch 2.6; ~11.7 us that is not streaming, so
+//      at most ~72 % at 32K for this design even with both passes at the full bandwidth (derived).
 // Layouts (D = 256, PAGE = 256 tokens):
 //   qkv   [M, stride] bf16: per query head h, q at h*2D, gate at h*2D + D; then k (Hkv*D), then v (Hkv*D)
 //   cache [n_pages, Hkv, PAGE, D] bf16 for K and for V of one layer; token t lives in page table[t / PAGE], row t % PAGE
