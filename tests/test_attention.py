@@ -219,12 +219,21 @@ def test_variants_name_instantiated_kernels():
         for f in filter(None, (s1, s2)): assert f"template __global__ void {f}<6>" in src, f
         for f in filter(None, (pro, mg)): assert re.search(r'extern "C" __global__ void (__launch_bounds__\(256\) )?' + f + r"\(", src), f
         if pdl:                                                               # PDL-ready kernels wait before their first read
-            for f in filter(None, (pro, s1, s2, mg)):
-                body = _fn_body(src, re.search(r"__global__ void (__launch_bounds__\([^)]*\) )?" + f + r"\(", src).end())
-                if "at_fused_body<" in body:                                  # v6 and v9: the work after the ring's set-up
-                    body = _fn_body(src, src.index("void at_fused_body("))
-                first_read = "src[" if f == mg else "ctl[0]"
-                assert body.lstrip().startswith("qe_grid_wait();") or body.index("qe_grid_wait()") < body.index(first_read), f
+            for f in filter(None, (pro, s1, s2, mg)): assert _waits_first(src, f, "src[" if f == mg else "ctl[0]"), f
+
+def _waits_first(src: str, f: str, first_read: str) -> bool:
+    "Kernel f's own body (or at_fused_body's, which v6 and v9 call after making their ring) waits before it reads `first_read`."
+    body = _fn_body(src, re.search(r"__global__ void (__launch_bounds__\([^)]*\) )?" + f + r"\(", src).end())
+    if "at_fused_body<" in body: body = _fn_body(src, src.index("void at_fused_body("))
+    return body.lstrip().startswith("qe_grid_wait();") or ("qe_grid_wait()" in body and first_read in body
+                                                           and body.index("qe_grid_wait()") < body.index(first_read))
+
+def test_waits_first_negative_control():
+    "The check above rejects a kernel that reads the position before its wait, and one that never waits."
+    ok = 'extern "C" __global__ void k(const int* ctl) {\n  qe_grid_wait();\n  const int p = ctl[0];\n}\n'
+    early = 'extern "C" __global__ void k(const int* ctl) {\n  const int p = ctl[0];\n  qe_grid_wait();\n}\n'
+    never = 'extern "C" __global__ void k(const int* ctl) {\n  const int p = ctl[0];\n}\n' + ok.replace(" k(", " k2(")
+    assert _waits_first(ok, "k", "ctl[0]") and not _waits_first(early, "k", "ctl[0]") and not _waits_first(never, "k", "ctl[0]")
 
 def _fn_body(src: str, at: int) -> str:
     "The text of the function body whose parameter list is open at `at`: from after ') {' to its matching '}'."
