@@ -1149,14 +1149,19 @@ __device__ __forceinline__ void at_fused_body(const Ring& R, unsigned char* ring
   at_mark(7);
 }
 
-template <int G>
-__global__ void __launch_bounds__(256, 2) attn_fused_v1(const unsigned short* __restrict__ qkv, const int* __restrict__ ctl,
-                                                        const unsigned short* __restrict__ qw, const unsigned short* __restrict__ kw,
-                                                        const unsigned short* __restrict__ rope, const int* __restrict__ table, int ntab,
-                                                        unsigned short* kc, unsigned short* vc, unsigned short* scores,
-                                                        float* stats, float* opart, unsigned short* __restrict__ out,
-                                                        unsigned long long* sync, int Hq, int Hkv, int P, int M, int max_ctx,
-                                                        int stride, float eps) {
+// A fused kernel's whole body: its shared memory, its ring (the copy engine's, or the load path's for v9), then
+// at_fused_body. The kernels below (v6, its probe build, v9) differ only in these template arguments.
+__device__ __forceinline__ AtRing at_ring_make(const AtRing*, unsigned char* ring, unsigned long long* bars) { return at_ring_init(ring, bars); }
+struct AtRingL;                                                          // v9's ring (below)
+__device__ __forceinline__ AtRingL at_ring_make(const AtRingL*, unsigned char* ring, unsigned long long* bars);
+template <int G, class Ring, bool PROBE>
+__device__ __forceinline__ void at_fused_kernel(const unsigned short* __restrict__ qkv, const int* __restrict__ ctl,
+                                                const unsigned short* __restrict__ qw, const unsigned short* __restrict__ kw,
+                                                const unsigned short* __restrict__ rope, const int* __restrict__ table, int ntab,
+                                                unsigned short* kc, unsigned short* vc, unsigned short* scores,
+                                                float* stats, float* opart, unsigned short* __restrict__ out,
+                                                unsigned long long* sync, int Hq, int Hkv, int P, int M, int max_ctx,
+                                                int stride, float eps, unsigned long long* probe) {
   static_assert(G <= 8, "the query rows of a group fill at most 8 of the 16 A rows");
   extern __shared__ __align__(128) unsigned char at_ring7[];
   __shared__ __align__(8) unsigned long long bars[AT_S];
@@ -1165,30 +1170,31 @@ __global__ void __launch_bounds__(256, 2) attn_fused_v1(const unsigned short* __
   __shared__ __align__(16) unsigned short prb[256][8];
   __shared__ float gm[G], gl[G];
   __shared__ int last;
-  const AtRing R = at_ring_init(at_ring7, bars);
-  at_fused_body<G>(R, at_ring7, red, qs, prb, gm, gl, last, qkv, ctl, qw, kw, rope, table, ntab, kc, vc, scores, stats, opart, out,
-                   sync, Hq, Hkv, P, M, max_ctx, stride, eps);
+  const Ring R = at_ring_make(static_cast<const Ring*>(nullptr), at_ring7, bars);
+  at_fused_body<G, Ring, PROBE>(R, at_ring7, red, qs, prb, gm, gl, last, qkv, ctl, qw, kw, rope, table, ntab, kc, vc, scores, stats, opart, out, sync, Hq, Hkv, P, M, max_ctx, stride, eps, probe);
+}
+
+template <int G>
+__global__ void __launch_bounds__(256, 2) attn_fused_v1(const unsigned short* __restrict__ qkv, const int* __restrict__ ctl,
+                                                        const unsigned short* __restrict__ qw, const unsigned short* __restrict__ kw,
+                                                        const unsigned short* __restrict__ rope, const int* __restrict__ table, int ntab,
+                                                        unsigned short* kc, unsigned short* vc, unsigned short* scores,
+                                                        float* stats, float* opart, unsigned short* __restrict__ out,
+                                                        unsigned long long* sync, int Hq, int Hkv, int P, int M, int max_ctx,
+                                                        int stride, float eps) {
+  at_fused_kernel<G, AtRing, false>(qkv, ctl, qw, kw, rope, table, ntab, kc, vc, scores, stats, opart, out, sync, Hq, Hkv, P, M, max_ctx, stride, eps, nullptr);
 }
 
 // v6's probe build: the same kernel with the phase marks (at_fused_body's PROBE), probe [P * Hkv][AT_NPROBE] uint64.
 template <int G>
 __global__ void __launch_bounds__(256, 2) attn_fused_v1p(const unsigned short* __restrict__ qkv, const int* __restrict__ ctl,
-                                                         const unsigned short* __restrict__ qw, const unsigned short* __restrict__ kw,
-                                                         const unsigned short* __restrict__ rope, const int* __restrict__ table, int ntab,
-                                                         unsigned short* kc, unsigned short* vc, unsigned short* scores,
-                                                         float* stats, float* opart, unsigned short* __restrict__ out,
-                                                         unsigned long long* sync, int Hq, int Hkv, int P, int M, int max_ctx,
-                                                         int stride, float eps, unsigned long long* probe) {
-  extern __shared__ __align__(128) unsigned char at_ring7p[];
-  __shared__ __align__(8) unsigned long long bars[AT_S];
-  __shared__ float red[8][G];
-  __shared__ __align__(16) unsigned short qs[G][AT_D];
-  __shared__ __align__(16) unsigned short prb[256][8];
-  __shared__ float gm[G], gl[G];
-  __shared__ int last;
-  const AtRing R = at_ring_init(at_ring7p, bars);
-  at_fused_body<G, AtRing, true>(R, at_ring7p, red, qs, prb, gm, gl, last, qkv, ctl, qw, kw, rope, table, ntab, kc, vc, scores, stats,
-                                 opart, out, sync, Hq, Hkv, P, M, max_ctx, stride, eps, probe);
+                                                        const unsigned short* __restrict__ qw, const unsigned short* __restrict__ kw,
+                                                        const unsigned short* __restrict__ rope, const int* __restrict__ table, int ntab,
+                                                        unsigned short* kc, unsigned short* vc, unsigned short* scores,
+                                                        float* stats, float* opart, unsigned short* __restrict__ out,
+                                                        unsigned long long* sync, int Hq, int Hkv, int P, int M, int max_ctx,
+                                                        int stride, float eps, unsigned long long* probe) {
+  at_fused_kernel<G, AtRing, true>(qkv, ctl, qw, kw, rope, table, ntab, kc, vc, scores, stats, opart, out, sync, Hq, Hkv, P, M, max_ctx, stride, eps, probe);
 }
 
 #ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
@@ -1401,6 +1407,8 @@ __device__ __forceinline__ AtRingL at_ringl_init(unsigned char* ring, unsigned l
   return AtRingL{qe_smem_u32(ring), qe_smem_u32(bars)};
 }
 
+__device__ __forceinline__ AtRingL at_ring_make(const AtRingL*, unsigned char* ring, unsigned long long* bars) { return at_ringl_init(ring, bars); }
+
 template <int G>
 __global__ void __launch_bounds__(256, 2) attn_fused_v3(const unsigned short* __restrict__ qkv, const int* __restrict__ ctl,
                                                         const unsigned short* __restrict__ qw, const unsigned short* __restrict__ kw,
@@ -1409,17 +1417,7 @@ __global__ void __launch_bounds__(256, 2) attn_fused_v3(const unsigned short* __
                                                         float* stats, float* opart, unsigned short* __restrict__ out,
                                                         unsigned long long* sync, int Hq, int Hkv, int P, int M, int max_ctx,
                                                         int stride, float eps) {
-  static_assert(G <= 8, "the query rows of a group fill at most 8 of the 16 A rows");
-  extern __shared__ __align__(128) unsigned char at_ring10[];
-  __shared__ __align__(8) unsigned long long bars[AT_S];
-  __shared__ float red[8][G];
-  __shared__ __align__(16) unsigned short qs[G][AT_D];
-  __shared__ __align__(16) unsigned short prb[256][8];
-  __shared__ float gm[G], gl[G];
-  __shared__ int last;
-  const AtRingL R = at_ringl_init(at_ring10, bars);
-  at_fused_body<G>(R, at_ring10, red, qs, prb, gm, gl, last, qkv, ctl, qw, kw, rope, table, ntab, kc, vc, scores, stats, opart, out,
-                   sync, Hq, Hkv, P, M, max_ctx, stride, eps);
+  at_fused_kernel<G, AtRingL, false>(qkv, ctl, qw, kw, rope, table, ntab, kc, vc, scores, stats, opart, out, sync, Hq, Hkv, P, M, max_ctx, stride, eps, nullptr);
 }
 
 #ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)

@@ -222,8 +222,9 @@ def test_variants_name_instantiated_kernels():
             for f in filter(None, (pro, s1, s2, mg)): assert _waits_first(src, f, "src[" if f == mg else "ctl[0]"), f
 
 def _waits_first(src: str, f: str, first_read: str) -> bool:
-    "Kernel f's own body (or at_fused_body's, which v6 and v9 call after making their ring) waits before it reads `first_read`."
+    "Kernel f's own body (or at_fused_body's, which v6, its probe build and v9 reach through at_fused_kernel) waits before it reads `first_read`."
     body = _fn_body(src, re.search(r"__global__ void (__launch_bounds__\([^)]*\) )?" + f + r"\(", src).end())
+    if "at_fused_kernel<" in body: body = _fn_body(src, src.index("void at_fused_kernel("))
     if "at_fused_body<" in body: body = _fn_body(src, src.index("void at_fused_body("))
     return body.lstrip().startswith("qe_grid_wait();") or ("qe_grid_wait()" in body and first_read in body
                                                            and body.index("qe_grid_wait()") < body.index(first_read))
@@ -310,10 +311,9 @@ def test_v5_v6_scratch_counters_start_at_zero():
     assert VARIANT == 6 and VARIANTS[5][3] is None and VARIANTS[6][2:4] == VARIANTS[8][2:4] == (None, None) and all(VARIANTS[v][4] for v in (5, 6, 7, 8))
 
 def _body(src, head):
-    "The text of a function from its head to the next function at column 0."
+    "The text of a function from its head to its closing brace (_fn_body's matching)."
     i = src.index(head)
-    j = src.find("\ntemplate <int G", i + 1)
-    return src[i: j if j > 0 else len(src)]
+    return src[i:i + len(head)] + _fn_body(src, i + len(head))
 
 def test_v5_v6_form_every_value_with_v4s_code():
     """Bit identity by construction: pass 2 v3 forms the probabilities and the p.v chains with pv_v2's lines, sums its
@@ -330,9 +330,12 @@ def test_v5_v6_form_every_value_with_v4s_code():
         assert call in p4 and call in p5, call
     mg = _body(src, "__device__ __forceinline__ void at_merge_group(")
     assert "o[h] = 0.f" in mg and "for (int i = 0; i < P; ++i)" in mg and "at_gate_out(o[h]" in mg   # partitions 0..P-1 from 0.f
-    for kern, ring in (("attn_fused_v1", "const AtRing R = at_ring_init("), ("attn_fused_v3", "const AtRingL R = at_ringl_init(")):
-        k = _body(src, f"__global__ void __launch_bounds__(256, 2) {kern}(")    # v6 and v9: their ring, then the same body
-        assert ring in k and "at_fused_body<G>(R, " in k and "qe_grid_wait()" not in k, kern
+    for kern, args in (("attn_fused_v1", "<G, AtRing, false>("), ("attn_fused_v1p", "<G, AtRing, true>("), ("attn_fused_v3", "<G, AtRingL, false>(")):
+        k = _fn_body(src, src.index(f"__global__ void __launch_bounds__(256, 2) {kern}("))   # v6, its probe build, v9: one call each
+        assert k.strip().startswith("at_fused_kernel" + args) and k.count(";") == 1, kern
+    fk = _fn_body(src, src.index("void at_fused_kernel("))                 # ... which makes the ring of its type, then the body
+    assert "at_ring_make(static_cast<const Ring*>(nullptr)" in fk and "at_fused_body<G, Ring, PROBE>(R, " in fk and "qe_grid_wait()" not in fk
+    assert "return at_ring_init(ring, bars);" in src and "return at_ringl_init(ring, bars);" in src
     fused = _body(src, "__device__ __forceinline__ void at_fused_body(")
     assert "at_pass1_v5<G, true>" in fused and "at_pass2_v3<G, false>(R, gbase, true" in fused
     assert fused.index("at_grid_barrier(") < fused.index("qe_grid_launch_dependents()")              # dependents after the barrier
