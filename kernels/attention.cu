@@ -1110,11 +1110,25 @@ __device__ __forceinline__ void at_merge_spread(const float* opart, const unsign
   }
 }
 
+// v10-v12 (VPF > 0): the value rows of row 0's partition [a, b) past the ring's first AT_S stages, up to the first VCAP KiB
+// of the partition (VCAP 0: all of it), asked of L2 by cp.async.bulk.prefetch.L2: nothing comes to the SM and nothing
+// waits for it, so no value changes; pass 2's copies of those rows then find L2. Lanes of warp 0, one 32-row piece
+// (16 KiB, never across a page: partitions start at multiples of 32 keys) each.
+template <int VCAP>
+__device__ __forceinline__ void at_v_prefetch(const unsigned short* vc, const int* table, int ntab, int Hkv, int g, int a, int b) {
+  const int end = VCAP ? min(b, a + VCAP * 1024 / (AT_D * 2)) : b;
+  if (threadIdx.x < 32)
+    for (int k = a + AT_S * AT_STAGE + 32 * (int)threadIdx.x; k < end; k += 32 * 32)
+      asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" :: "l"(at_row(vc, table, ntab, Hkv, g, k)), "r"(min(32, end - k) * AT_D * 2) : "memory");
+}
+
 // The fused kernel after its ring is made (v6 with the copy engine's ring, v9 with the load path's): pass 1, row 0's
 // first value stages, a grid barrier, pass 2, a second barrier, the merge spread over all blocks. PROBE (v6's probe build,
 // attn_fused_v1p): thread 0 of every block writes the global timer at AT_NPROBE points to probe[block][point].
+// VPF (v10-v12): 0 none; 1 row 0's values asked of L2 (at_v_prefetch) once pass 1 is done, before the first barrier
+// (the blocks that finish pass 1 early wait there for the last: ~4 us at 32K); 2 right after the grid wait, before pass 1.
 constexpr int AT_NPROBE = 8;
-template <int G, class Ring, bool PROBE = false>
+template <int G, class Ring, bool PROBE = false, int VPF = 0, int VCAP = 0>
 __device__ __forceinline__ void at_fused_body(const Ring& R, unsigned char* ring, float (&red)[8][G], unsigned short (&qs)[G][AT_D],
                                               unsigned short (&prb)[256][8], float (&gm)[G], float (&gl)[G], int& last,
                                               const unsigned short* __restrict__ qkv, const int* __restrict__ ctl,
@@ -1130,11 +1144,13 @@ __device__ __forceinline__ void at_fused_body(const Ring& R, unsigned char* ring
   qe_grid_wait();
   at_mark(1);
   const int pos0 = ctl[0], p = blockIdx.x, g = blockIdx.y;
+  if (VPF == 2) { int a, b; at_range(pos0 + 1, P, p, a, b); at_v_prefetch<VCAP>(vc, table, ntab, Hkv, g, a, b); }
   unsigned gbase = at_pass1_v5<G, true>(R, qkv, pos0, qw, kw, rope, table, ntab, kc, vc, scores, stats, Hq, Hkv, P, M, max_ctx, stride, eps, red, qs);
   at_mark(2);                                                           // pass 1: scores and statistics written
   {                                                                     // row 0's first value stages, before the barrier
     int a, b; at_range(pos0 + 1, P, p, a, b);
     R.start(vc, table, ntab, Hkv, g, a, b, (b - a + AT_STAGE - 1) / AT_STAGE, gbase, true);
+    if (VPF == 1) at_v_prefetch<VCAP>(vc, table, ntab, Hkv, g, a, b);
   }
   at_mark(3);
   at_grid_barrier(sync, gridDim.x * gridDim.y);                         // every block's statistics are written
@@ -1154,7 +1170,7 @@ __device__ __forceinline__ void at_fused_body(const Ring& R, unsigned char* ring
 __device__ __forceinline__ AtRing at_ring_make(const AtRing*, unsigned char* ring, unsigned long long* bars) { return at_ring_init(ring, bars); }
 struct AtRingL;                                                          // v9's ring (below)
 __device__ __forceinline__ AtRingL at_ring_make(const AtRingL*, unsigned char* ring, unsigned long long* bars);
-template <int G, class Ring, bool PROBE>
+template <int G, class Ring, bool PROBE, int VPF = 0, int VCAP = 0>
 __device__ __forceinline__ void at_fused_kernel(const unsigned short* __restrict__ qkv, const int* __restrict__ ctl,
                                                 const unsigned short* __restrict__ qw, const unsigned short* __restrict__ kw,
                                                 const unsigned short* __restrict__ rope, const int* __restrict__ table, int ntab,
@@ -1171,7 +1187,7 @@ __device__ __forceinline__ void at_fused_kernel(const unsigned short* __restrict
   __shared__ float gm[G], gl[G];
   __shared__ int last;
   const Ring R = at_ring_make(static_cast<const Ring*>(nullptr), at_ring7, bars);
-  at_fused_body<G, Ring, PROBE>(R, at_ring7, red, qs, prb, gm, gl, last, qkv, ctl, qw, kw, rope, table, ntab, kc, vc, scores, stats, opart, out, sync, Hq, Hkv, P, M, max_ctx, stride, eps, probe);
+  at_fused_body<G, Ring, PROBE, VPF, VCAP>(R, at_ring7, red, qs, prb, gm, gl, last, qkv, ctl, qw, kw, rope, table, ntab, kc, vc, scores, stats, opart, out, sync, Hq, Hkv, P, M, max_ctx, stride, eps, probe);
 }
 
 template <int G>
@@ -1422,4 +1438,47 @@ __global__ void __launch_bounds__(256, 2) attn_fused_v3(const unsigned short* __
 
 #ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 template __global__ void attn_fused_v3<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
+#endif
+
+// ---- v10-v12 (attn_fused_v4, v5, v6): v6 with row 0's values asked of L2 ahead of pass 2 (at_fused_body's VPF) ---------
+// v10: once pass 1 is done, the rest of the partition's values (up to 256 KiB from its start: all of it at 32K, where a
+// partition is 512 keys); v11: the same, up to 192 KiB; v12: the rest up to 256 KiB right after the grid wait, while
+// pass 1 streams the keys. v6's ring, order and arithmetic: bit-identical to v6 by construction.
+template <int G>
+__global__ void __launch_bounds__(256, 2) attn_fused_v4(const unsigned short* __restrict__ qkv, const int* __restrict__ ctl,
+                                                        const unsigned short* __restrict__ qw, const unsigned short* __restrict__ kw,
+                                                        const unsigned short* __restrict__ rope, const int* __restrict__ table, int ntab,
+                                                        unsigned short* kc, unsigned short* vc, unsigned short* scores,
+                                                        float* stats, float* opart, unsigned short* __restrict__ out,
+                                                        unsigned long long* sync, int Hq, int Hkv, int P, int M, int max_ctx,
+                                                        int stride, float eps) {
+  at_fused_kernel<G, AtRing, false, 1, 256>(qkv, ctl, qw, kw, rope, table, ntab, kc, vc, scores, stats, opart, out, sync, Hq, Hkv, P, M, max_ctx, stride, eps, nullptr);
+}
+
+template <int G>
+__global__ void __launch_bounds__(256, 2) attn_fused_v5(const unsigned short* __restrict__ qkv, const int* __restrict__ ctl,
+                                                        const unsigned short* __restrict__ qw, const unsigned short* __restrict__ kw,
+                                                        const unsigned short* __restrict__ rope, const int* __restrict__ table, int ntab,
+                                                        unsigned short* kc, unsigned short* vc, unsigned short* scores,
+                                                        float* stats, float* opart, unsigned short* __restrict__ out,
+                                                        unsigned long long* sync, int Hq, int Hkv, int P, int M, int max_ctx,
+                                                        int stride, float eps) {
+  at_fused_kernel<G, AtRing, false, 1, 192>(qkv, ctl, qw, kw, rope, table, ntab, kc, vc, scores, stats, opart, out, sync, Hq, Hkv, P, M, max_ctx, stride, eps, nullptr);
+}
+
+template <int G>
+__global__ void __launch_bounds__(256, 2) attn_fused_v6(const unsigned short* __restrict__ qkv, const int* __restrict__ ctl,
+                                                        const unsigned short* __restrict__ qw, const unsigned short* __restrict__ kw,
+                                                        const unsigned short* __restrict__ rope, const int* __restrict__ table, int ntab,
+                                                        unsigned short* kc, unsigned short* vc, unsigned short* scores,
+                                                        float* stats, float* opart, unsigned short* __restrict__ out,
+                                                        unsigned long long* sync, int Hq, int Hkv, int P, int M, int max_ctx,
+                                                        int stride, float eps) {
+  at_fused_kernel<G, AtRing, false, 2, 256>(qkv, ctl, qw, kw, rope, table, ntab, kc, vc, scores, stats, opart, out, sync, Hq, Hkv, P, M, max_ctx, stride, eps, nullptr);
+}
+
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
+template __global__ void attn_fused_v4<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
+template __global__ void attn_fused_v5<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
+template __global__ void attn_fused_v6<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
 #endif
