@@ -262,7 +262,8 @@ VARIANTS = {1: ("attn_prologue", "attn_scores_v1", "attn_pv_v1", "attn_merge", F
             9: (None, "attn_fused_v3", None, None, True),                               # v6, the ring filled by cp.async (load path)
             10: (None, "attn_fused_v4", None, None, True),                              # v6, values asked of L2 after pass 1 (256 KiB)
             11: (None, "attn_fused_v5", None, None, True),                              # v6, values asked of L2 after pass 1 (192 KiB)
-            12: (None, "attn_fused_v6", None, None, True)}                              # v6, values asked of L2 before pass 1 (256 KiB)
+            12: (None, "attn_fused_v6", None, None, True),                              # v6, values asked of L2 before pass 1 (256 KiB)
+            13: (None, "attn_fused_v7", None, None, True)}                              # v6, pass 2 on the tensor cores
 VARIANT = 6         # the engine's variant: one launch, bit-identical to v4 (so v2) (results/attention_v5_h200.json). Faster alone (50.6 vs
                     # 59.1 us at 32K with PDL); in the PDL step it lost with the GEMVs of its time (8.85 vs 8.54 ms at 1K,
                     # decode_speed_attn6_h200.json) and wins with today's (8.30 vs 8.42 ms at 32K, 7.96 vs 7.97 at 1K: carveout_h200.json)

@@ -332,11 +332,11 @@ def test_v5_v6_form_every_value_with_v4s_code():
     assert "o[h] = 0.f" in mg and "for (int i = 0; i < P; ++i)" in mg and "at_gate_out(o[h]" in mg   # partitions 0..P-1 from 0.f
     for kern, args in (("attn_fused_v1", "<G, AtRing, false>("), ("attn_fused_v1p", "<G, AtRing, true>("), ("attn_fused_v3", "<G, AtRingL, false>("),
                        ("attn_fused_v4", "<G, AtRing, false, 1, 256>("), ("attn_fused_v5", "<G, AtRing, false, 1, 192>("),
-                       ("attn_fused_v6", "<G, AtRing, false, 2, 256>(")):
+                       ("attn_fused_v6", "<G, AtRing, false, 2, 256>("), ("attn_fused_v7", "<G, AtRing, false, 0, 0, true>(")):
         k = _fn_body(src, src.index(f"__global__ void __launch_bounds__(256, 2) {kern}("))   # v6, its probe build, v9, v10-v12: one call each
         assert k.strip().startswith("at_fused_kernel" + args) and k.count(";") == 1, kern
     fk = _fn_body(src, src.index("void at_fused_kernel("))                 # ... which makes the ring of its type, then the body
-    assert "at_ring_make(static_cast<const Ring*>(nullptr)" in fk and "at_fused_body<G, Ring, PROBE, VPF, VCAP>(R, " in fk and "qe_grid_wait()" not in fk
+    assert "at_ring_make(static_cast<const Ring*>(nullptr)" in fk and "at_fused_body<G, Ring, PROBE, VPF, VCAP, TC>(R, " in fk and "qe_grid_wait()" not in fk
     assert "return at_ring_init(ring, bars);" in src and "return at_ringl_init(ring, bars);" in src
     fused = _body(src, "__device__ __forceinline__ void at_fused_body(")
     assert "at_pass1_v5<G, true>" in fused and "at_pass2_v3<G, false>(R, gbase, true" in fused
