@@ -264,9 +264,9 @@ VARIANTS = {1: ("attn_prologue", "attn_scores_v1", "attn_pv_v1", "attn_merge", F
             11: (None, "attn_fused_v5", None, None, True),                              # v6, values asked of L2 after pass 1 (192 KiB)
             12: (None, "attn_fused_v6", None, None, True),                              # v6, values asked of L2 before pass 1 (256 KiB)
             13: (None, "attn_fused_v7", None, None, True)}                              # v6, pass 2 on the tensor cores
-VARIANT = 6         # the engine's variant: one launch, bit-identical to v4 (so v2) (results/attention_v5_h200.json). Faster alone (50.6 vs
-                    # 59.1 us at 32K with PDL); in the PDL step it lost with the GEMVs of its time (8.85 vs 8.54 ms at 1K,
-                    # decode_speed_attn6_h200.json) and wins with today's (8.30 vs 8.42 ms at 32K, 7.96 vs 7.97 at 1K: carveout_h200.json)
+VARIANT = 13        # the engine's variant: v6 with pass 2 on the tensor cores; within the reference's criterion, rows = single rows bit for bit,
+                    # faster in the PDL step in every repeat (7.919 vs 7.942 ms at 1K, 8.197 vs 8.258 at 32K: attention_v13_step_h200.json).
+                    # Before it v6 (one launch; bit-identical to v4: attention_v5_h200.json, carveout_h200.json), before that v4
 RING_BYTES = RING_STAGES * STAGE_ROWS * 256 * 2                             # v3's dynamic shared memory per block: 96 KB
 
 def attention_decode(qkv, ctl, pool: KVPool, layer: int, table, q_norm_w, k_norm_w, cfg: ModelConfig, out,

@@ -213,7 +213,7 @@ def test_variants_name_instantiated_kernels():
     # with today's neighbours (one call, interleaved, twice, the same greedy tokens) v6 wins the step at 32K: the engine's now
     car = json.loads((ROOT / "results" / "carveout_h200.json").read_text())["data"]
     st = lambda v, ctx: [r["ms"] for r in car["step"] if r["plan"] == f"attention v{v}" and r["carveout"] == -1 and r["ctx"] == ctx]
-    assert VARIANT == 6 and len(st(6, 32768)) == 2 and all(a < b for a, b in zip(st(6, 32768), st(4, 32768)))
+    assert len(st(6, 32768)) == 2 and all(a < b for a, b in zip(st(6, 32768), st(4, 32768)))
     assert max(st(6, 1024)) <= max(st(4, 1024)) and len({tuple(t) for t in car["tokens"].values()}) == 1
     for pro, s1, s2, mg, pdl in VARIANTS.values():
         for f in filter(None, (s1, s2)): assert f"template __global__ void {f}<6>" in src, f
@@ -308,7 +308,7 @@ def test_v5_v6_scratch_counters_start_at_zero():
     s = attention_scratch(preset("qwen3_5_27b"), M=3, device="cpu", max_ctx=1024)
     assert s.count.shape == (3, 4) and s.count.dtype == torch.int32 and not s.count.any()
     assert s.sync.shape == (2,) and s.sync.dtype == torch.int64 and not s.sync.any()
-    assert VARIANT == 6 and VARIANTS[5][3] is None and VARIANTS[6][2:4] == VARIANTS[8][2:4] == (None, None) and all(VARIANTS[v][4] for v in (5, 6, 7, 8))
+    assert VARIANTS[5][3] is None and VARIANTS[6][2:4] == VARIANTS[8][2:4] == (None, None) and all(VARIANTS[v][4] for v in (5, 6, 7, 8))
 
 def _body(src, head):
     "The text of a function from its head to its closing brace (_fn_body's matching)."
@@ -411,3 +411,27 @@ def test_explore_v5_script_on_a_cpu_mock(monkeypatch, tmp_path):
     assert sorted(d["failed"]) == [6] and all("differs from v4 in ['out']" in f for f in d["failed"][6] if "differs" in f)
     assert {r["variant"] for r in d["timing"]} == {4, 5, 7, 8}                                # the failed variant is not timed
     assert json.loads((tmp_path / "attention_v5_h200.json").read_text())["new"] == [5, 6, 7, 8]
+
+
+def test_v13_is_the_engines_variant_by_its_records():
+    """v13 (pass 2 on the tensor cores) is not bit-identical to v6 by design; it was adopted because, in one H200 run, it met
+    the criterion against the reference at every checked context (the run's own noise), its rows equal single-row calls bit
+    for bit, the pool's limits hold, and the PDL step was faster with it in every repeat at 1K and at 32K."""
+    d = json.loads((ROOT / "results" / "attention_v13_h200.json").read_text())["data"]
+    assert d["failed"] == [] and d["new"] == 13 and VARIANT == 13 and VARIANTS[13][1] == "attn_fused_v7"
+    mine = [c for c in d["checks"] if c["variant"] == 13]
+    assert len(mine) == 8 and all(c["ok"] and c["ulp_kernel"] <= d["tol_ulp"] and c["mism_kernel"] <= d["tol_mismatch"] for c in mine)
+    assert {c["n"] for c in mine} >= {1, 255, 256, 257, 4096, 32768} and all(all(m["identical"].values()) for m in d["multirow"])
+    st = json.loads((ROOT / "results" / "attention_v13_step_h200.json").read_text())["data"]["timings"]
+    ms = lambda plan, ctx: [r["ms"] for r in sorted(st, key=lambda r: r["rep"]) if r["plan"] == plan and r["ctx"] == ctx]
+    for ctx in (1024, 32768):
+        assert len(ms("v13", ctx)) == 3 and all(a < b for a, b in zip(ms("v13", ctx), ms("v6", ctx))), ctx
+
+def test_v13_pass2_keeps_the_reference_rounding_points():
+    "at_pass2_tc forms each probability with v6's line (bf16 under the global normaliser) and zeroes the value rows past the partition."
+    src = (ROOT / "kernels" / "attention.cu").read_text()
+    tc, v3 = _body(src, "__device__ __forceinline__ void at_pass2_tc("), _body(src, "__device__ __forceinline__ void at_pass2_v3(")
+    line = "for (int h = 0; h < G; ++h) pk[h] = qe_f32_to_bf16(expf(qe_bf16_to_f32(sn[h]) - gm[h]) / gl[h]);"
+    assert line in tc and line in v3 and "at_merge_stats_cg(" in tc
+    assert "if (!full && k0 + kb + 4 * t + i >= b) v[i] = make_uint4(0u, 0u, 0u, 0u);" in tc
+    assert "for (int h = 0; h < 8; ++h) pt[h][tid] = pk[h];" in tc                     # heads G..7: zero rows of A
