@@ -34,7 +34,7 @@
 //      waves still need the SMs, and it releases its own dependents only after its first barrier. So the engine kept v4.
 //      Measured again with today's neighbours (GEMV v14 / v18, GDN v7; results/carveout_h200.json, one call, interleaved,
 //      twice, the greedy tokens equal): the PDL step with v6 7.957 / 7.960 ms at 1K and 8.306 / 8.303 at 32K, with v4
-//      7.965 / 7.967 and 8.415 / 8.416. THE ENGINE'S VARIANT now (VARIANT = 6).
+//      7.965 / 7.967 and 8.415 / 8.416. The engine's variant from then until v13 (VARIANT = 6).
 //   v7 (attn_scores_v5 -> attn_pv_v4 -> attn_merge_v2): v5's passes, v4's merge kernel. Bit-identical to v4.
 //      Measured (PDL): 1K 15.5 us, 32K 53.7 (53.8 %), 128K 156.7; at 32K pass 1 v5 24.7 us (v4 25.9), pass 2 v4 26.6
 //      (pv_v2 31.5), merge 6.4.
@@ -49,6 +49,14 @@
 //   attn_fused_v1p: v6 with phase marks (results/explore_attention_probe.py -> attention_probe_h200.json): at 32K pass 1
 //      21 us, pass 2 18 us, barriers 2.3 + 1.0, merge 3.5, prologue 2.7, launch 2.6; ~11.7 us that is not streaming, so
 //      at most ~72 % at 32K for this design even with both passes at the full bandwidth (derived).
+//   v10-v12 (attn_fused_v4, v5, v6): v6 with row 0's values asked of L2 (cp.async.bulk.prefetch.L2) ahead of pass 2: after
+//      pass 1 up to 256 / 192 KiB of a partition, or before pass 1 up to 256 KiB. Bit-identical to v6; slower: 32K 57.7 /
+//      54.9 / 55.5 us against 50.0 with PDL, 128K 161 / 159 / 161 against 155; the PDL step at 32K 8.27 / 8.23 / 8.25 ms
+//      against 8.16 (results/attention_v10_h200.json, attention_v10_step_h200.json). Lost.
+//   v13 (attn_fused_v7): v6 with pass 2 on the tensor cores (at_pass2_tc: A = the probabilities, B = the values). Another
+//      fp32 order than v6 (not bit-identical by design): within the reference's criterion at 1..128K, rows = single rows
+//      bit for bit. 32K 50.3 us against 51.0 with PDL (58.7 %); the PDL step 7.919 / 8.197 ms at 1K / 32K against v6's
+//      7.942 / 8.258 (results/attention_v13_h200.json, attention_v13_step_h200.json). THE ENGINE'S VARIANT (VARIANT = 13).
 // Layouts (D = 256, PAGE = 256 tokens):
 //   qkv   [M, stride] bf16: per query head h, q at h*2D, gate at h*2D + D; then k (Hkv*D), then v (Hkv*D)
 //   cache [n_pages, Hkv, PAGE, D] bf16 for K and for V of one layer; token t lives in page table[t / PAGE], row t % PAGE
