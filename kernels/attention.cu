@@ -514,6 +514,26 @@ struct AtRing {
     while (!qe_mbar_try_wait(bars + 8 * slot, (gj / AT_S) & 1)) {}
     return ring + slot * AT_SLOT;
   }
+  // v14 (pass 1's EARLY_NEW): start() in two parts around c, the first key of [a, b) that this block writes itself. Before
+  // the new keys are written (late = false): each of the first AT_S stages' expected bytes, and its rows below c; after
+  // (late = true, the writers fenced and a block barrier passed): its rows from c. The stage's barrier completes when both
+  // parts have landed. Thread 0; the same rows into the same slots as start().
+  __device__ __forceinline__ void start_split(const unsigned short* cache, const int* table, int ntab, int Hkv, int g, int a, int b,
+                                              int nst, unsigned gbase, int c, bool late) const {
+    if (threadIdx.x != 0) return;
+    asm volatile("fence.proxy.async.global;" ::: "memory");
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    for (int j = 0; j < AT_S && j < nst; ++j) {
+      const int k0 = a + AT_STAGE * j, ke = min(b, k0 + AT_STAGE);
+      const unsigned slot = (gbase + j) % AT_S, bar = bars + 8 * slot;
+      if (!late) qe_mbar_expect_tx(bar, (unsigned)(ke - k0) * (AT_D * 2));
+      const int lo = late ? max(k0, c) : k0, hi = late ? ke : min(ke, c);
+      for (int h0 = k0; h0 < ke; h0 += 32) {                  // the stage's 32-row halves (a half never crosses a page)
+        const int s = max(lo, h0), e = min(hi, h0 + 32);
+        if (s < e) qe_bulk_g2s(ring + slot * AT_SLOT + (s - k0) * (AT_D * 2), at_row(cache, table, ntab, Hkv, g, s), (e - s) * (AT_D * 2), bar);
+      }
+    }
+  }
 };
 
 __device__ __forceinline__ AtRing at_ring_init(unsigned char* ring, unsigned long long* bars) {   // before qe_grid_wait
@@ -855,7 +875,10 @@ __device__ __forceinline__ void at_load_scores(const unsigned short* srow, int m
 // Pass 1, v5 (the body after qe_grid_wait): v4's, with the first copies of a row issued before its query rows are formed
 // wherever the block writes no new key of that row. WRITE_V (v6): the block also writes the value row of each new key in
 // its partition (its own pass 2 reads it through the copy engine). Returns the ring's stage count (gbase).
-template <int G, bool WRITE_V, class Ring = AtRing>   // Ring: AtRing, or AtRingL (v9)
+// EARLY_NEW (v14, AtRing only): where the block writes new keys of a row, the rows below the first of them are copied
+// before the keys are formed (start_split) and only the new ones after; partition 0's appends (for later steps: every block
+// that reads a new key this step writes it itself) come after row 0's first copies instead of before them.
+template <int G, bool WRITE_V, class Ring = AtRing, bool EARLY_NEW = false>   // Ring: AtRing, or AtRingL (v9)
 __device__ __forceinline__ unsigned at_pass1_v5(const Ring& R, const unsigned short* __restrict__ qkv, int pos0,
                                                 const unsigned short* __restrict__ qw, const unsigned short* __restrict__ kw,
                                                 const unsigned short* __restrict__ rope, const int* __restrict__ table, int ntab,
@@ -865,12 +888,15 @@ __device__ __forceinline__ unsigned at_pass1_v5(const Ring& R, const unsigned sh
   const int p = blockIdx.x, g = blockIdx.y, tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int gr = lane >> 2, t = lane & 3;
   const size_t koff = (size_t)Hq * 2 * AT_D + g * AT_D, voff = koff + (size_t)Hkv * AT_D;
-  if (p == 0 && warp < M && at_page(table, ntab, pos0 + warp) >= 0) {          // the appends (row `warp`), as v4
-    const int pos = pos0 + warp;
-    const unsigned short* src = qkv + (size_t)warp * stride;
-    *(uint4*)(at_row(vc, table, ntab, Hkv, g, pos) + 8 * lane) = *(const uint4*)(src + voff + 8 * lane);
-    *(uint4*)(at_row(kc, table, ntab, Hkv, g, pos) + 8 * lane) = at_norm_rope(*(const uint4*)(src + koff + 8 * lane), kw, rope, pos, lane, eps);
-  }
+  auto append = [&]() {
+    if (p == 0 && warp < M && at_page(table, ntab, pos0 + warp) >= 0) {        // the appends (row `warp`), as v4
+      const int pos = pos0 + warp;
+      const unsigned short* src = qkv + (size_t)warp * stride;
+      *(uint4*)(at_row(vc, table, ntab, Hkv, g, pos) + 8 * lane) = *(const uint4*)(src + voff + 8 * lane);
+      *(uint4*)(at_row(kc, table, ntab, Hkv, g, pos) + 8 * lane) = at_norm_rope(*(const uint4*)(src + koff + 8 * lane), kw, rope, pos, lane, eps);
+    }
+  };
+  if (!EARLY_NEW) append();
   unsigned gbase = 0;
   for (int r = 0; r < M; ++r) {
     const int n = pos0 + r + 1;
@@ -878,6 +904,10 @@ __device__ __forceinline__ unsigned at_pass1_v5(const Ring& R, const unsigned sh
     const int nst = (b - a + AT_STAGE - 1) / AT_STAGE;
     const bool early = !(pos0 < b && pos0 + r >= a);                   // no new key (pos0 .. pos0 + r) in [a, b)
     if (early) R.start(kc, table, ntab, Hkv, g, a, b, nst, gbase, true);  // (the ring is idle: the last row ended in barriers)
+    if constexpr (EARLY_NEW) {
+      if (!early) R.start_split(kc, table, ntab, Hkv, g, a, b, nst, gbase, max(a, pos0), false);
+      if (r == 0) append();
+    }
     if (warp < G)                                                       // query row r, head g*G + warp
       *(uint4*)&qs[warp][8 * lane] = at_norm_rope(*(const uint4*)(qkv + (size_t)r * stride + (g * G + warp) * 2 * AT_D + 8 * lane), qw, rope, pos0 + r, lane, eps);
     {
@@ -889,7 +919,8 @@ __device__ __forceinline__ unsigned at_pass1_v5(const Ring& R, const unsigned sh
       }
     }
     __syncthreads();
-    if (!early) R.start(kc, table, ntab, Hkv, g, a, b, nst, gbase, true);
+    if constexpr (EARLY_NEW) { if (!early) R.start_split(kc, table, ntab, Hkv, g, a, b, nst, gbase, max(a, pos0), true); }
+    else if (!early) R.start(kc, table, ntab, Hkv, g, a, b, nst, gbase, true);
     uint4 qa[8];
 #pragma unroll
     for (int c = 0; c < 8; ++c) qa[c] = gr < G ? *(const uint4*)&qs[gr][32 * c + 8 * t] : make_uint4(0u, 0u, 0u, 0u);
@@ -1135,7 +1166,8 @@ __device__ __forceinline__ void at_v_prefetch(const unsigned short* vc, const in
 // attn_fused_v1p): thread 0 of every block writes the global timer at AT_NPROBE points to probe[block][point].
 // VPF (v10-v12): 0 none; 1 row 0's values asked of L2 (at_v_prefetch) once pass 1 is done, before the first barrier
 // (the blocks that finish pass 1 early wait there for the last: ~4 us at 32K); 2 right after the grid wait, before pass 1.
-// TC (v13): pass 2 on the tensor cores (at_pass2_tc, defined with v13's kernel below) instead of pass 2 v3.
+// TC (v13): pass 2 on the tensor cores (at_pass2_tc, defined with v13's kernel below) instead of pass 2 v3. EN (v14):
+// pass 1's EARLY_NEW.
 template <int G, bool MERGE, class Ring>
 __device__ __forceinline__ void at_pass2_tc(const Ring& R, unsigned gbase, bool started0, unsigned char* ring,
                                             unsigned short (&prb)[256][8], float (&gm)[G], float (&gl)[G], int& last,
@@ -1144,7 +1176,7 @@ __device__ __forceinline__ void at_pass2_tc(const Ring& R, unsigned gbase, bool 
                                             const unsigned short* __restrict__ qkv, unsigned short* __restrict__ out, int* count,
                                             int Hq, int Hkv, int P, int M, int max_ctx, int stride);
 constexpr int AT_NPROBE = 8;
-template <int G, class Ring, bool PROBE = false, int VPF = 0, int VCAP = 0, bool TC = false>
+template <int G, class Ring, bool PROBE = false, int VPF = 0, int VCAP = 0, bool TC = false, bool EN = false>
 __device__ __forceinline__ void at_fused_body(const Ring& R, unsigned char* ring, float (&red)[8][G], unsigned short (&qs)[G][AT_D],
                                               unsigned short (&prb)[256][8], float (&gm)[G], float (&gl)[G], int& last,
                                               const unsigned short* __restrict__ qkv, const int* __restrict__ ctl,
@@ -1161,7 +1193,7 @@ __device__ __forceinline__ void at_fused_body(const Ring& R, unsigned char* ring
   at_mark(1);
   const int pos0 = ctl[0], p = blockIdx.x, g = blockIdx.y;
   if (VPF == 2) { int a, b; at_range(pos0 + 1, P, p, a, b); at_v_prefetch<VCAP>(vc, table, ntab, Hkv, g, a, b); }
-  unsigned gbase = at_pass1_v5<G, true>(R, qkv, pos0, qw, kw, rope, table, ntab, kc, vc, scores, stats, Hq, Hkv, P, M, max_ctx, stride, eps, red, qs);
+  unsigned gbase = at_pass1_v5<G, true, Ring, EN>(R, qkv, pos0, qw, kw, rope, table, ntab, kc, vc, scores, stats, Hq, Hkv, P, M, max_ctx, stride, eps, red, qs);
   at_mark(2);                                                           // pass 1: scores and statistics written
   {                                                                     // row 0's first value stages, before the barrier
     int a, b; at_range(pos0 + 1, P, p, a, b);
@@ -1188,7 +1220,7 @@ __device__ __forceinline__ void at_fused_body(const Ring& R, unsigned char* ring
 __device__ __forceinline__ AtRing at_ring_make(const AtRing*, unsigned char* ring, unsigned long long* bars) { return at_ring_init(ring, bars); }
 struct AtRingL;                                                          // v9's ring (below)
 __device__ __forceinline__ AtRingL at_ring_make(const AtRingL*, unsigned char* ring, unsigned long long* bars);
-template <int G, class Ring, bool PROBE, int VPF = 0, int VCAP = 0, bool TC = false>
+template <int G, class Ring, bool PROBE, int VPF = 0, int VCAP = 0, bool TC = false, bool EN = false>
 __device__ __forceinline__ void at_fused_kernel(const unsigned short* __restrict__ qkv, const int* __restrict__ ctl,
                                                 const unsigned short* __restrict__ qw, const unsigned short* __restrict__ kw,
                                                 const unsigned short* __restrict__ rope, const int* __restrict__ table, int ntab,
@@ -1205,7 +1237,7 @@ __device__ __forceinline__ void at_fused_kernel(const unsigned short* __restrict
   __shared__ float gm[G], gl[G];
   __shared__ int last;
   const Ring R = at_ring_make(static_cast<const Ring*>(nullptr), at_ring7, bars);
-  at_fused_body<G, Ring, PROBE, VPF, VCAP, TC>(R, at_ring7, red, qs, prb, gm, gl, last, qkv, ctl, qw, kw, rope, table, ntab, kc, vc, scores, stats, opart, out, sync, Hq, Hkv, P, M, max_ctx, stride, eps, probe);
+  at_fused_body<G, Ring, PROBE, VPF, VCAP, TC, EN>(R, at_ring7, red, qs, prb, gm, gl, last, qkv, ctl, qw, kw, rope, table, ntab, kc, vc, scores, stats, opart, out, sync, Hq, Hkv, P, M, max_ctx, stride, eps, probe);
 }
 
 template <int G>
@@ -1605,6 +1637,20 @@ __global__ void __launch_bounds__(256, 2) attn_fused_v7(const unsigned short* __
   at_fused_kernel<G, AtRing, false, 0, 0, true>(qkv, ctl, qw, kw, rope, table, ntab, kc, vc, scores, stats, opart, out, sync, Hq, Hkv, P, M, max_ctx, stride, eps, nullptr);
 }
 
+// v14 (attn_fused_v8): v13 with pass 1's EARLY_NEW (the blocks that write the step's new keys, and partition 0's, start
+// their copies of the older keys first). The same values as v13: only when copies are issued changes.
+template <int G>
+__global__ void __launch_bounds__(256, 2) attn_fused_v8(const unsigned short* __restrict__ qkv, const int* __restrict__ ctl,
+                                                        const unsigned short* __restrict__ qw, const unsigned short* __restrict__ kw,
+                                                        const unsigned short* __restrict__ rope, const int* __restrict__ table, int ntab,
+                                                        unsigned short* kc, unsigned short* vc, unsigned short* scores,
+                                                        float* stats, float* opart, unsigned short* __restrict__ out,
+                                                        unsigned long long* sync, int Hq, int Hkv, int P, int M, int max_ctx,
+                                                        int stride, float eps) {
+  at_fused_kernel<G, AtRing, false, 0, 0, true, true>(qkv, ctl, qw, kw, rope, table, ntab, kc, vc, scores, stats, opart, out, sync, Hq, Hkv, P, M, max_ctx, stride, eps, nullptr);
+}
+
 #ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
+template __global__ void attn_fused_v8<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
 template __global__ void attn_fused_v7<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
 #endif

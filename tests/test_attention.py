@@ -196,11 +196,12 @@ def test_variants_name_instantiated_kernels():
     import json, re                                                          # the engine's variant: measured correct on the H200
     rec = json.loads((ROOT / "results" / "attention_v3_h200.json").read_text())["data"]   # v3, v4: bit-identical to v2
     rec5 = json.loads((ROOT / "results" / "attention_v5_h200.json").read_text())["data"]  # v5-v8: bit-identical to v4
-    r = rec if VARIANT in rec["new"] else rec5
-    assert not r["failed"] and VARIANT in r["new"] and 4 in rec["new"]
-    ids = [c for c in r["identity"] if c["variant"] == VARIANT]
-    assert ids and all(c[k]["out"] and c[k]["unwritten"] == 0 for c in ids for k in ("plain", "pdl"))   # out bit-identical (to v2, or to v4)
-    assert {c["n"] for c in ids} >= {1, 255, 256, 32768} and {c["M"] for c in ids} == {1, 8}
+    if VARIANT != 13:                # v13 is checked against the reference's criterion: test_v13_is_the_engines_variant_by_its_records
+        r = rec if VARIANT in rec["new"] else rec5
+        assert not r["failed"] and VARIANT in r["new"] and 4 in rec["new"]
+        ids = [c for c in r["identity"] if c["variant"] == VARIANT]
+        assert ids and all(c[k]["out"] and c[k]["unwritten"] == 0 for c in ids for k in ("plain", "pdl"))   # out bit-identical (to v2, or to v4)
+        assert {c["n"] for c in ids} >= {1, 255, 256, 32768} and {c["M"] for c in ids} == {1, 8}
     # v5-v8: bit-identical to v4 everywhere checked, no barrier give-ups; v6 faster than v4 alone at every timed context
     rec5 = json.loads((ROOT / "results" / "attention_v5_h200.json").read_text())["data"]
     assert not rec5["failed"] and rec5["new"] == [5, 6, 7, 8] and not rec5["timing_barrier_give_ups"]
@@ -332,14 +333,15 @@ def test_v5_v6_form_every_value_with_v4s_code():
     assert "o[h] = 0.f" in mg and "for (int i = 0; i < P; ++i)" in mg and "at_gate_out(o[h]" in mg   # partitions 0..P-1 from 0.f
     for kern, args in (("attn_fused_v1", "<G, AtRing, false>("), ("attn_fused_v1p", "<G, AtRing, true>("), ("attn_fused_v3", "<G, AtRingL, false>("),
                        ("attn_fused_v4", "<G, AtRing, false, 1, 256>("), ("attn_fused_v5", "<G, AtRing, false, 1, 192>("),
-                       ("attn_fused_v6", "<G, AtRing, false, 2, 256>("), ("attn_fused_v7", "<G, AtRing, false, 0, 0, true>(")):
+                       ("attn_fused_v6", "<G, AtRing, false, 2, 256>("), ("attn_fused_v7", "<G, AtRing, false, 0, 0, true>("),
+                       ("attn_fused_v8", "<G, AtRing, false, 0, 0, true, true>(")):
         k = _fn_body(src, src.index(f"__global__ void __launch_bounds__(256, 2) {kern}("))   # v6, its probe build, v9, v10-v12: one call each
         assert k.strip().startswith("at_fused_kernel" + args) and k.count(";") == 1, kern
     fk = _fn_body(src, src.index("void at_fused_kernel("))                 # ... which makes the ring of its type, then the body
-    assert "at_ring_make(static_cast<const Ring*>(nullptr)" in fk and "at_fused_body<G, Ring, PROBE, VPF, VCAP, TC>(R, " in fk and "qe_grid_wait()" not in fk
+    assert "at_ring_make(static_cast<const Ring*>(nullptr)" in fk and "at_fused_body<G, Ring, PROBE, VPF, VCAP, TC, EN>(R, " in fk and "qe_grid_wait()" not in fk
     assert "return at_ring_init(ring, bars);" in src and "return at_ringl_init(ring, bars);" in src
     fused = _body(src, "__device__ __forceinline__ void at_fused_body(")
-    assert "at_pass1_v5<G, true>" in fused and "at_pass2_v3<G, false>(R, gbase, true" in fused
+    assert "at_pass1_v5<G, true, Ring, EN>" in fused and "at_pass2_v3<G, false>(R, gbase, true" in fused
     assert fused.index("at_grid_barrier(") < fused.index("qe_grid_launch_dependents()")              # dependents after the barrier
     assert fused.index("at_pass2_v3<") < fused.rindex("at_grid_barrier(") < fused.index("at_merge_spread(")   # all partials, then the merge
     spread = src[src.index("__device__ __forceinline__ void at_merge_spread("):]
