@@ -57,6 +57,10 @@
 //      fp32 order than v6 (not bit-identical by design): within the reference's criterion at 1..128K, rows = single rows
 //      bit for bit. 32K 50.3 us against 51.0 with PDL (58.7 %); the PDL step 7.919 / 8.197 ms at 1K / 32K against v6's
 //      7.942 / 8.258 (results/attention_v13_h200.json, attention_v13_step_h200.json). THE ENGINE'S VARIANT (VARIANT = 13).
+//   v14 (attn_fused_v8): v13 with pass 1's EARLY_NEW: the blocks that write new keys copy their older keys first
+//      (AtRing::start_split), partition 0 appends after its first copies. Bit-identical to v13; no faster: 1K 15.9 us
+//      against 15.9, 4K 18.7 against 18.1, the PDL step 7.847-7.858 ms against 7.839-7.848 at 1K
+//      (results/attention_v14_h200.json, attention_v14_step_h200.json; the laggards: attention_laggards_h200.json). Lost.
 // Layouts (D = 256, PAGE = 256 tokens):
 //   qkv   [M, stride] bf16: per query head h, q at h*2D, gate at h*2D + D; then k (Hkv*D), then v (Hkv*D)
 //   cache [n_pages, Hkv, PAGE, D] bf16 for K and for V of one layer; token t lives in page table[t / PAGE], row t % PAGE
