@@ -892,15 +892,12 @@ __device__ __forceinline__ unsigned at_pass1_v5(const Ring& R, const unsigned sh
   const int p = blockIdx.x, g = blockIdx.y, tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int gr = lane >> 2, t = lane & 3;
   const size_t koff = (size_t)Hq * 2 * AT_D + g * AT_D, voff = koff + (size_t)Hkv * AT_D;
-  auto append = [&]() {
-    if (p == 0 && warp < M && at_page(table, ntab, pos0 + warp) >= 0) {        // the appends (row `warp`), as v4
-      const int pos = pos0 + warp;
-      const unsigned short* src = qkv + (size_t)warp * stride;
-      *(uint4*)(at_row(vc, table, ntab, Hkv, g, pos) + 8 * lane) = *(const uint4*)(src + voff + 8 * lane);
-      *(uint4*)(at_row(kc, table, ntab, Hkv, g, pos) + 8 * lane) = at_norm_rope(*(const uint4*)(src + koff + 8 * lane), kw, rope, pos, lane, eps);
-    }
-  };
-  if (!EARLY_NEW) append();
+  if (!EARLY_NEW && p == 0 && warp < M && at_page(table, ntab, pos0 + warp) >= 0) {   // the appends (row `warp`), as v4
+    const int pos = pos0 + warp;
+    const unsigned short* src = qkv + (size_t)warp * stride;
+    *(uint4*)(at_row(vc, table, ntab, Hkv, g, pos) + 8 * lane) = *(const uint4*)(src + voff + 8 * lane);
+    *(uint4*)(at_row(kc, table, ntab, Hkv, g, pos) + 8 * lane) = at_norm_rope(*(const uint4*)(src + koff + 8 * lane), kw, rope, pos, lane, eps);
+  }
   unsigned gbase = 0;
   for (int r = 0; r < M; ++r) {
     const int n = pos0 + r + 1;
@@ -910,7 +907,11 @@ __device__ __forceinline__ unsigned at_pass1_v5(const Ring& R, const unsigned sh
     if (early) R.start(kc, table, ntab, Hkv, g, a, b, nst, gbase, true);  // (the ring is idle: the last row ended in barriers)
     if constexpr (EARLY_NEW) {
       if (!early) R.start_split(kc, table, ntab, Hkv, g, a, b, nst, gbase, max(a, pos0), false);
-      if (r == 0) append();
+      if (r == 0 && p == 0 && warp < M && at_page(table, ntab, pos0 + warp) >= 0) {   // the appends, after the first copies
+        const unsigned short* src = qkv + (size_t)warp * stride;
+        *(uint4*)(at_row(vc, table, ntab, Hkv, g, pos0 + warp) + 8 * lane) = *(const uint4*)(src + voff + 8 * lane);
+        *(uint4*)(at_row(kc, table, ntab, Hkv, g, pos0 + warp) + 8 * lane) = at_norm_rope(*(const uint4*)(src + koff + 8 * lane), kw, rope, pos0 + warp, lane, eps);
+      }
     }
     if (warp < G)                                                       // query row r, head g*G + warp
       *(uint4*)&qs[warp][8 * lane] = at_norm_rope(*(const uint4*)(qkv + (size_t)r * stride + (g * G + warp) * 2 * AT_D + 8 * lane), qw, rope, pos0 + r, lane, eps);
@@ -1172,7 +1173,7 @@ __device__ __forceinline__ void at_v_prefetch(const unsigned short* vc, const in
 // (the blocks that finish pass 1 early wait there for the last: ~4 us at 32K); 2 right after the grid wait, before pass 1.
 // TC (v13): pass 2 on the tensor cores (at_pass2_tc, defined with v13's kernel below) instead of pass 2 v3. EN (v14):
 // pass 1's EARLY_NEW.
-template <int G, bool MERGE, class Ring>
+template <int G, bool MERGE, class Ring, int TAG>   // TAG: one instantiation (and one shared array) per kernel that uses it
 __device__ __forceinline__ void at_pass2_tc(const Ring& R, unsigned gbase, bool started0, unsigned char* ring,
                                             unsigned short (&prb)[256][8], float (&gm)[G], float (&gl)[G], int& last,
                                             const unsigned short* __restrict__ vc, const int* __restrict__ table, int ntab, int pos0,
@@ -1208,7 +1209,7 @@ __device__ __forceinline__ void at_fused_body(const Ring& R, unsigned char* ring
   at_grid_barrier(sync, gridDim.x * gridDim.y);                         // every block's statistics are written
   at_mark(4);
   qe_grid_launch_dependents();
-  if (TC) at_pass2_tc<G, false>(R, gbase, true, ring, prb, gm, gl, last, vc, table, ntab, pos0, scores, stats, opart, nullptr, nullptr,
+  if (TC) at_pass2_tc<G, false, Ring, EN>(R, gbase, true, ring, prb, gm, gl, last, vc, table, ntab, pos0, scores, stats, opart, nullptr, nullptr,
                                 nullptr, Hq, Hkv, P, M, max_ctx, stride);
   else at_pass2_v3<G, false>(R, gbase, true, ring, prb, gm, gl, last, vc, table, ntab, pos0, scores, stats, opart, nullptr, nullptr,
                              nullptr, Hq, Hkv, P, M, max_ctx, stride);
@@ -1550,7 +1551,7 @@ template __global__ void attn_fused_v6<6>(const unsigned short*, const int*, con
 // valid fp32 order than v6's fp32 FMA chains, so v13 is checked against the reference's criterion, not bit for bit.
 // Keys past the partition (a last, partial stage) have p = 0 and their value rows zeroed in registers (a slot's stale
 // bytes could hold an Inf or NaN bit pattern, and 0 x NaN is NaN).
-template <int G, bool MERGE, class Ring>
+template <int G, bool MERGE, class Ring, int TAG>   // TAG: one instantiation (and one shared array) per kernel that uses it
 __device__ __forceinline__ void at_pass2_tc(const Ring& R, unsigned gbase, bool started0, unsigned char* ring,
                                             unsigned short (&prb)[256][8], float (&gm)[G], float (&gl)[G], int& last,
                                             const unsigned short* __restrict__ vc, const int* __restrict__ table, int ntab, int pos0,
