@@ -1166,20 +1166,106 @@ __device__ __forceinline__ void at_v_prefetch(const unsigned short* vc, const in
       asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" :: "l"(at_row(vc, table, ntab, Hkv, g, k)), "r"(min(32, end - k) * AT_D * 2) : "memory");
 }
 
-// The fused kernel after its ring is made (v6 with the copy engine's ring, v9 with the load path's): pass 1, row 0's
-// first value stages, a grid barrier, pass 2, a second barrier, the merge spread over all blocks. PROBE (v6's probe build,
-// attn_fused_v1p): thread 0 of every block writes the global timer at AT_NPROBE points to probe[block][point].
-// VPF (v10-v12): 0 none; 1 row 0's values asked of L2 (at_v_prefetch) once pass 1 is done, before the first barrier
-// (the blocks that finish pass 1 early wait there for the last: ~4 us at 32K); 2 right after the grid wait, before pass 1.
-// TC (v13): pass 2 on the tensor cores (at_pass2_tc, defined with v13's kernel below) instead of pass 2 v3. EN (v14):
-// pass 1's EARLY_NEW.
+// ---- pass 2 on the tensor cores (v13, attn_fused_v7): O = P V as mma.sync m16n8k16, A = P, B = V ---------------------------
+// Warp w owns dims 64 (w & 3) .. + 63 and the keys 32 (w >> 2) .. + 31 of every 64-key stage (two k-steps of 16). Lane
+// (g, t) reads 16 bytes (dims 64 (w & 3) + 8g .. + 7) of keys 4t .. 4t + 3 of a k-step: 4 LDS.128, each 4 rows x 128 bytes,
+// no bank conflict. Key order inside a k-step is permuted as pass 1 permutes dims: physical keys 4t, 4t + 1 are logical
+// k 2t, 2t + 1 and 4t + 2, 4t + 3 are 2t + 8, 2t + 9, for A and B alike, so each product is formed once. Tile j (0..7) of
+// the 8 n-tiles takes dim 8g + j as its column g: B's registers are byte permutes of the 4 rows (halves of word j / 2).
+// A: the probabilities of the 256-key tile, head-major in shared memory (rows padded to 264: the 8 heads' LDS.64 fall in
+// distinct banks), rows G..7 zero. C: lane (g, t) ends with head g's dims 64 (w & 3) + 16t .. + 15 over its key half; the
+// two halves meet in shared memory, (keys 0..31) + (keys 32..63), and the partition's sums go to opart as before.
+// Products are exact in fp32 (bf16 x bf16); the sums are the tensor core's fp32 accumulation in this order: another
+// valid fp32 order than v6's fp32 FMA chains, so v13 is checked against the reference's criterion, not bit for bit.
+// Keys past the partition (a last, partial stage) have p = 0 and their value rows zeroed in registers (a slot's stale
+// bytes could hold an Inf or NaN bit pattern, and 0 x NaN is NaN).
 template <int G, bool MERGE, class Ring, int TAG>   // TAG: one instantiation (and one shared array) per kernel that uses it
 __device__ __forceinline__ void at_pass2_tc(const Ring& R, unsigned gbase, bool started0, unsigned char* ring,
                                             unsigned short (&prb)[256][8], float (&gm)[G], float (&gl)[G], int& last,
                                             const unsigned short* __restrict__ vc, const int* __restrict__ table, int ntab, int pos0,
                                             const unsigned short* scores, const float* stats, float* opart,
                                             const unsigned short* __restrict__ qkv, unsigned short* __restrict__ out, int* count,
-                                            int Hq, int Hkv, int P, int M, int max_ctx, int stride);
+                                            int Hq, int Hkv, int P, int M, int max_ctx, int stride) {
+  static_assert(!MERGE, "v13 merges after the second barrier (at_merge_spread)");
+  __shared__ __align__(16) unsigned short pt[8][264];                // the tile's probabilities, head-major
+  const int p = blockIdx.x, g = blockIdx.y, tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int gr = lane >> 2, t = lane & 3, dq = warp & 3, kh = warp >> 2;
+  const unsigned pt0 = qe_smem_u32(&pt[gr][0]) + 8 * t, voff = (unsigned)(128 * dq + 16 * gr);
+  for (int r = 0; r < M; ++r) {
+    const int n = pos0 + r + 1;
+    int a, b; at_range(n, P, p, a, b);
+    const int nst = (b - a + AT_STAGE - 1) / AT_STAGE;
+    if (!(started0 && r == 0)) R.start(vc, table, ntab, Hkv, g, a, b, nst, gbase, true);
+    const unsigned short* srow = scores + ((size_t)r * Hq + g * G) * max_ctx;
+    unsigned short sn[G];
+    at_load_scores<G>(srow, max_ctx, a + tid, b, sn);
+    if (warp < G) at_merge_stats_cg(stats + ((size_t)r * Hq + g * G + warp) * P * 2, P, gm[warp], gl[warp]);
+    float acc[8][4];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
+    __syncthreads();
+    for (int j = 0; j < nst; ++j) {
+      const int k0 = a + AT_STAGE * j;
+      if ((j & 3) == 0) {                                               // a new tile of 256 keys: its probabilities (v6's)
+        const int key = k0 + tid;
+        unsigned short pk[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        if (key < b)
+#pragma unroll
+          for (int h = 0; h < G; ++h) pk[h] = qe_f32_to_bf16(expf(qe_bf16_to_f32(sn[h]) - gm[h]) / gl[h]);
+        at_load_scores<G>(srow, max_ctx, key + 256, b, sn);
+#pragma unroll
+        for (int h = 0; h < 8; ++h) pt[h][tid] = pk[h];
+        __syncthreads();
+      }
+      const unsigned slot = R.wait(gbase + j);
+      const bool full = k0 + AT_STAGE <= b;                              // warp-uniform
+#pragma unroll
+      for (int s = 0; s < 2; ++s) {
+        const int kb = 32 * kh + 16 * s;                                 // the k-step's first key within the stage
+        uint4 v[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          v[i] = qe_lds128(slot + (kb + 4 * t + i) * (AT_D * 2) + voff);
+          if (!full && k0 + kb + 4 * t + i >= b) v[i] = make_uint4(0u, 0u, 0u, 0u);
+        }
+        unsigned a0, a2;
+        asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];" : "=r"(a0), "=r"(a2) : "r"(pt0 + 2 * (64 * (j & 3) + kb)));
+        const unsigned* w0 = &v[0].x; const unsigned* w1 = &v[1].x; const unsigned* w2 = &v[2].x; const unsigned* w3 = &v[3].x;
+#pragma unroll
+        for (int jn = 0; jn < 8; ++jn) {
+          const unsigned sel = (jn & 1) ? 0x7632u : 0x5410u;
+          at_mma(acc[jn], a0, a2, __byte_perm(w0[jn >> 1], w1[jn >> 1], sel), __byte_perm(w2[jn >> 1], w3[jn >> 1], sel));
+        }
+      }
+      R.release(vc, table, ntab, Hkv, g, a, b, j, nst, gbase);
+    }
+    gbase += nst;
+    // the key halves: warps 4..7 park their sums in the (idle) ring, warps 0..3 add them and store the partials
+    float* slab = (float*)ring;                                          // [4 dim quarters][8 heads][64 dims]
+    float* mine = slab + (dq * 8 + gr) * 64 + 16 * t;
+    if (kh == 1)
+#pragma unroll
+      for (int jn = 0; jn < 8; ++jn) { mine[jn] = acc[jn][0]; mine[8 + jn] = acc[jn][1]; }
+    __syncthreads();
+    if (kh == 0 && gr < G) {
+      float o[16];
+#pragma unroll
+      for (int jn = 0; jn < 8; ++jn) { o[jn] = acc[jn][0] + mine[jn]; o[8 + jn] = acc[jn][1] + mine[8 + jn]; }
+      float4* dst = (float4*)(opart + (((size_t)r * Hq + g * G + gr) * P + p) * AT_D + 64 * dq + 16 * t);
+#pragma unroll
+      for (int q = 0; q < 4; ++q) dst[q] = make_float4(o[4 * q], o[4 * q + 1], o[4 * q + 2], o[4 * q + 3]);
+    }
+    __syncthreads();                                                     // the slab is read before the next row's copies
+  }
+}
+
+// The fused kernel after its ring is made (v6 with the copy engine's ring, v9 with the load path's): pass 1, row 0's
+// first value stages, a grid barrier, pass 2, a second barrier, the merge spread over all blocks. PROBE (v6's probe build,
+// attn_fused_v1p): thread 0 of every block writes the global timer at AT_NPROBE points to probe[block][point].
+// VPF (v10-v12): 0 none; 1 row 0's values asked of L2 (at_v_prefetch) once pass 1 is done, before the first barrier
+// (the blocks that finish pass 1 early wait there for the last: ~4 us at 32K); 2 right after the grid wait, before pass 1.
+// TC (v13): pass 2 on the tensor cores (at_pass2_tc, above) instead of pass 2 v3. EN (v14):
+// pass 1's EARLY_NEW.
 constexpr int AT_NPROBE = 8;
 template <int G, class Ring, bool PROBE = false, int VPF = 0, int VCAP = 0, bool TC = false, bool EN = false>
 __device__ __forceinline__ void at_fused_body(const Ring& R, unsigned char* ring, float (&red)[8][G], unsigned short (&qs)[G][AT_D],
@@ -1225,14 +1311,14 @@ __device__ __forceinline__ void at_fused_body(const Ring& R, unsigned char* ring
 __device__ __forceinline__ AtRing at_ring_make(const AtRing*, unsigned char* ring, unsigned long long* bars) { return at_ring_init(ring, bars); }
 struct AtRingL;                                                          // v9's ring (below)
 __device__ __forceinline__ AtRingL at_ring_make(const AtRingL*, unsigned char* ring, unsigned long long* bars);
+// The fused kernels' parameters and arguments (v6 and every variant of it take the same; its probe build adds a buffer).
+#define AT_FUSED_PARAMS const unsigned short* __restrict__ qkv, const int* __restrict__ ctl, const unsigned short* __restrict__ qw, \
+  const unsigned short* __restrict__ kw, const unsigned short* __restrict__ rope, const int* __restrict__ table, int ntab, unsigned short* kc, \
+  unsigned short* vc, unsigned short* scores, float* stats, float* opart, unsigned short* __restrict__ out, unsigned long long* sync, \
+  int Hq, int Hkv, int P, int M, int max_ctx, int stride, float eps
+#define AT_FUSED_ARGS qkv, ctl, qw, kw, rope, table, ntab, kc, vc, scores, stats, opart, out, sync, Hq, Hkv, P, M, max_ctx, stride, eps
 template <int G, class Ring, bool PROBE, int VPF = 0, int VCAP = 0, bool TC = false, bool EN = false>
-__device__ __forceinline__ void at_fused_kernel(const unsigned short* __restrict__ qkv, const int* __restrict__ ctl,
-                                                const unsigned short* __restrict__ qw, const unsigned short* __restrict__ kw,
-                                                const unsigned short* __restrict__ rope, const int* __restrict__ table, int ntab,
-                                                unsigned short* kc, unsigned short* vc, unsigned short* scores,
-                                                float* stats, float* opart, unsigned short* __restrict__ out,
-                                                unsigned long long* sync, int Hq, int Hkv, int P, int M, int max_ctx,
-                                                int stride, float eps, unsigned long long* probe) {
+__device__ __forceinline__ void at_fused_kernel(AT_FUSED_PARAMS, unsigned long long* probe) {
   static_assert(G <= 8, "the query rows of a group fill at most 8 of the 16 A rows");
   extern __shared__ __align__(128) unsigned char at_ring7[];
   __shared__ __align__(8) unsigned long long bars[AT_S];
@@ -1246,26 +1332,14 @@ __device__ __forceinline__ void at_fused_kernel(const unsigned short* __restrict
 }
 
 template <int G>
-__global__ void __launch_bounds__(256, 2) attn_fused_v1(const unsigned short* __restrict__ qkv, const int* __restrict__ ctl,
-                                                        const unsigned short* __restrict__ qw, const unsigned short* __restrict__ kw,
-                                                        const unsigned short* __restrict__ rope, const int* __restrict__ table, int ntab,
-                                                        unsigned short* kc, unsigned short* vc, unsigned short* scores,
-                                                        float* stats, float* opart, unsigned short* __restrict__ out,
-                                                        unsigned long long* sync, int Hq, int Hkv, int P, int M, int max_ctx,
-                                                        int stride, float eps) {
-  at_fused_kernel<G, AtRing, false>(qkv, ctl, qw, kw, rope, table, ntab, kc, vc, scores, stats, opart, out, sync, Hq, Hkv, P, M, max_ctx, stride, eps, nullptr);
+__global__ void __launch_bounds__(256, 2) attn_fused_v1(AT_FUSED_PARAMS) {
+  at_fused_kernel<G, AtRing, false>(AT_FUSED_ARGS, nullptr);
 }
 
 // v6's probe build: the same kernel with the phase marks (at_fused_body's PROBE), probe [P * Hkv][AT_NPROBE] uint64.
 template <int G>
-__global__ void __launch_bounds__(256, 2) attn_fused_v1p(const unsigned short* __restrict__ qkv, const int* __restrict__ ctl,
-                                                        const unsigned short* __restrict__ qw, const unsigned short* __restrict__ kw,
-                                                        const unsigned short* __restrict__ rope, const int* __restrict__ table, int ntab,
-                                                        unsigned short* kc, unsigned short* vc, unsigned short* scores,
-                                                        float* stats, float* opart, unsigned short* __restrict__ out,
-                                                        unsigned long long* sync, int Hq, int Hkv, int P, int M, int max_ctx,
-                                                        int stride, float eps, unsigned long long* probe) {
-  at_fused_kernel<G, AtRing, true>(qkv, ctl, qw, kw, rope, table, ntab, kc, vc, scores, stats, opart, out, sync, Hq, Hkv, P, M, max_ctx, stride, eps, probe);
+__global__ void __launch_bounds__(256, 2) attn_fused_v1p(AT_FUSED_PARAMS, unsigned long long* probe) {
+  at_fused_kernel<G, AtRing, true>(AT_FUSED_ARGS, probe);
 }
 
 #ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
@@ -1403,13 +1477,7 @@ __device__ __forceinline__ void at_pass2_v5(const AtRing6& R, unsigned gbase, bo
 }
 
 template <int G>
-__global__ void __launch_bounds__(256, 2) attn_fused_v2(const unsigned short* __restrict__ qkv, const int* __restrict__ ctl,
-                                                        const unsigned short* __restrict__ qw, const unsigned short* __restrict__ kw,
-                                                        const unsigned short* __restrict__ rope, const int* __restrict__ table, int ntab,
-                                                        unsigned short* kc, unsigned short* vc, unsigned short* scores,
-                                                        float* stats, float* opart, unsigned short* __restrict__ out,
-                                                        unsigned long long* sync, int Hq, int Hkv, int P, int M, int max_ctx,
-                                                        int stride, float eps) {
+__global__ void __launch_bounds__(256, 2) attn_fused_v2(AT_FUSED_PARAMS) {
   static_assert(G <= 8, "the query rows of a group fill at most 8 of the 16 A rows");
   extern __shared__ __align__(128) unsigned char at_ring9[];
   __shared__ __align__(8) unsigned long long bars[AT_S];
@@ -1481,14 +1549,8 @@ __device__ __forceinline__ AtRingL at_ringl_init(unsigned char* ring, unsigned l
 __device__ __forceinline__ AtRingL at_ring_make(const AtRingL*, unsigned char* ring, unsigned long long* bars) { return at_ringl_init(ring, bars); }
 
 template <int G>
-__global__ void __launch_bounds__(256, 2) attn_fused_v3(const unsigned short* __restrict__ qkv, const int* __restrict__ ctl,
-                                                        const unsigned short* __restrict__ qw, const unsigned short* __restrict__ kw,
-                                                        const unsigned short* __restrict__ rope, const int* __restrict__ table, int ntab,
-                                                        unsigned short* kc, unsigned short* vc, unsigned short* scores,
-                                                        float* stats, float* opart, unsigned short* __restrict__ out,
-                                                        unsigned long long* sync, int Hq, int Hkv, int P, int M, int max_ctx,
-                                                        int stride, float eps) {
-  at_fused_kernel<G, AtRingL, false>(qkv, ctl, qw, kw, rope, table, ntab, kc, vc, scores, stats, opart, out, sync, Hq, Hkv, P, M, max_ctx, stride, eps, nullptr);
+__global__ void __launch_bounds__(256, 2) attn_fused_v3(AT_FUSED_PARAMS) {
+  at_fused_kernel<G, AtRingL, false>(AT_FUSED_ARGS, nullptr);
 }
 
 #ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
@@ -1500,36 +1562,18 @@ template __global__ void attn_fused_v3<6>(const unsigned short*, const int*, con
 // partition is 512 keys); v11: the same, up to 192 KiB; v12: the rest up to 256 KiB right after the grid wait, while
 // pass 1 streams the keys. v6's ring, order and arithmetic: bit-identical to v6 by construction.
 template <int G>
-__global__ void __launch_bounds__(256, 2) attn_fused_v4(const unsigned short* __restrict__ qkv, const int* __restrict__ ctl,
-                                                        const unsigned short* __restrict__ qw, const unsigned short* __restrict__ kw,
-                                                        const unsigned short* __restrict__ rope, const int* __restrict__ table, int ntab,
-                                                        unsigned short* kc, unsigned short* vc, unsigned short* scores,
-                                                        float* stats, float* opart, unsigned short* __restrict__ out,
-                                                        unsigned long long* sync, int Hq, int Hkv, int P, int M, int max_ctx,
-                                                        int stride, float eps) {
-  at_fused_kernel<G, AtRing, false, 1, 256>(qkv, ctl, qw, kw, rope, table, ntab, kc, vc, scores, stats, opart, out, sync, Hq, Hkv, P, M, max_ctx, stride, eps, nullptr);
+__global__ void __launch_bounds__(256, 2) attn_fused_v4(AT_FUSED_PARAMS) {
+  at_fused_kernel<G, AtRing, false, 1, 256>(AT_FUSED_ARGS, nullptr);
 }
 
 template <int G>
-__global__ void __launch_bounds__(256, 2) attn_fused_v5(const unsigned short* __restrict__ qkv, const int* __restrict__ ctl,
-                                                        const unsigned short* __restrict__ qw, const unsigned short* __restrict__ kw,
-                                                        const unsigned short* __restrict__ rope, const int* __restrict__ table, int ntab,
-                                                        unsigned short* kc, unsigned short* vc, unsigned short* scores,
-                                                        float* stats, float* opart, unsigned short* __restrict__ out,
-                                                        unsigned long long* sync, int Hq, int Hkv, int P, int M, int max_ctx,
-                                                        int stride, float eps) {
-  at_fused_kernel<G, AtRing, false, 1, 192>(qkv, ctl, qw, kw, rope, table, ntab, kc, vc, scores, stats, opart, out, sync, Hq, Hkv, P, M, max_ctx, stride, eps, nullptr);
+__global__ void __launch_bounds__(256, 2) attn_fused_v5(AT_FUSED_PARAMS) {
+  at_fused_kernel<G, AtRing, false, 1, 192>(AT_FUSED_ARGS, nullptr);
 }
 
 template <int G>
-__global__ void __launch_bounds__(256, 2) attn_fused_v6(const unsigned short* __restrict__ qkv, const int* __restrict__ ctl,
-                                                        const unsigned short* __restrict__ qw, const unsigned short* __restrict__ kw,
-                                                        const unsigned short* __restrict__ rope, const int* __restrict__ table, int ntab,
-                                                        unsigned short* kc, unsigned short* vc, unsigned short* scores,
-                                                        float* stats, float* opart, unsigned short* __restrict__ out,
-                                                        unsigned long long* sync, int Hq, int Hkv, int P, int M, int max_ctx,
-                                                        int stride, float eps) {
-  at_fused_kernel<G, AtRing, false, 2, 256>(qkv, ctl, qw, kw, rope, table, ntab, kc, vc, scores, stats, opart, out, sync, Hq, Hkv, P, M, max_ctx, stride, eps, nullptr);
+__global__ void __launch_bounds__(256, 2) attn_fused_v6(AT_FUSED_PARAMS) {
+  at_fused_kernel<G, AtRing, false, 2, 256>(AT_FUSED_ARGS, nullptr);
 }
 
 #ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
@@ -1538,121 +1582,17 @@ template __global__ void attn_fused_v5<6>(const unsigned short*, const int*, con
 template __global__ void attn_fused_v6<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
 #endif
 
-// ---- pass 2 on the tensor cores (v13, attn_fused_v7): O = P V as mma.sync m16n8k16, A = P, B = V ---------------------------
-// Warp w owns dims 64 (w & 3) .. + 63 and the keys 32 (w >> 2) .. + 31 of every 64-key stage (two k-steps of 16). Lane
-// (g, t) reads 16 bytes (dims 64 (w & 3) + 8g .. + 7) of keys 4t .. 4t + 3 of a k-step: 4 LDS.128, each 4 rows x 128 bytes,
-// no bank conflict. Key order inside a k-step is permuted as pass 1 permutes dims: physical keys 4t, 4t + 1 are logical
-// k 2t, 2t + 1 and 4t + 2, 4t + 3 are 2t + 8, 2t + 9, for A and B alike, so each product is formed once. Tile j (0..7) of
-// the 8 n-tiles takes dim 8g + j as its column g: B's registers are byte permutes of the 4 rows (halves of word j / 2).
-// A: the probabilities of the 256-key tile, head-major in shared memory (rows padded to 264: the 8 heads' LDS.64 fall in
-// distinct banks), rows G..7 zero. C: lane (g, t) ends with head g's dims 64 (w & 3) + 16t .. + 15 over its key half; the
-// two halves meet in shared memory, (keys 0..31) + (keys 32..63), and the partition's sums go to opart as before.
-// Products are exact in fp32 (bf16 x bf16); the sums are the tensor core's fp32 accumulation in this order: another
-// valid fp32 order than v6's fp32 FMA chains, so v13 is checked against the reference's criterion, not bit for bit.
-// Keys past the partition (a last, partial stage) have p = 0 and their value rows zeroed in registers (a slot's stale
-// bytes could hold an Inf or NaN bit pattern, and 0 x NaN is NaN).
-template <int G, bool MERGE, class Ring, int TAG>   // TAG: one instantiation (and one shared array) per kernel that uses it
-__device__ __forceinline__ void at_pass2_tc(const Ring& R, unsigned gbase, bool started0, unsigned char* ring,
-                                            unsigned short (&prb)[256][8], float (&gm)[G], float (&gl)[G], int& last,
-                                            const unsigned short* __restrict__ vc, const int* __restrict__ table, int ntab, int pos0,
-                                            const unsigned short* scores, const float* stats, float* opart,
-                                            const unsigned short* __restrict__ qkv, unsigned short* __restrict__ out, int* count,
-                                            int Hq, int Hkv, int P, int M, int max_ctx, int stride) {
-  static_assert(!MERGE, "v13 merges after the second barrier (at_merge_spread)");
-  __shared__ __align__(16) unsigned short pt[8][264];                // the tile's probabilities, head-major
-  const int p = blockIdx.x, g = blockIdx.y, tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-  const int gr = lane >> 2, t = lane & 3, dq = warp & 3, kh = warp >> 2;
-  const unsigned pt0 = qe_smem_u32(&pt[gr][0]) + 8 * t, voff = (unsigned)(128 * dq + 16 * gr);
-  for (int r = 0; r < M; ++r) {
-    const int n = pos0 + r + 1;
-    int a, b; at_range(n, P, p, a, b);
-    const int nst = (b - a + AT_STAGE - 1) / AT_STAGE;
-    if (!(started0 && r == 0)) R.start(vc, table, ntab, Hkv, g, a, b, nst, gbase, true);
-    const unsigned short* srow = scores + ((size_t)r * Hq + g * G) * max_ctx;
-    unsigned short sn[G];
-    at_load_scores<G>(srow, max_ctx, a + tid, b, sn);
-    if (warp < G) at_merge_stats_cg(stats + ((size_t)r * Hq + g * G + warp) * P * 2, P, gm[warp], gl[warp]);
-    float acc[8][4];
-#pragma unroll
-    for (int j = 0; j < 8; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
-    __syncthreads();
-    for (int j = 0; j < nst; ++j) {
-      const int k0 = a + AT_STAGE * j;
-      if ((j & 3) == 0) {                                               // a new tile of 256 keys: its probabilities (v6's)
-        const int key = k0 + tid;
-        unsigned short pk[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-        if (key < b)
-#pragma unroll
-          for (int h = 0; h < G; ++h) pk[h] = qe_f32_to_bf16(expf(qe_bf16_to_f32(sn[h]) - gm[h]) / gl[h]);
-        at_load_scores<G>(srow, max_ctx, key + 256, b, sn);
-#pragma unroll
-        for (int h = 0; h < 8; ++h) pt[h][tid] = pk[h];
-        __syncthreads();
-      }
-      const unsigned slot = R.wait(gbase + j);
-      const bool full = k0 + AT_STAGE <= b;                              // warp-uniform
-#pragma unroll
-      for (int s = 0; s < 2; ++s) {
-        const int kb = 32 * kh + 16 * s;                                 // the k-step's first key within the stage
-        uint4 v[4];
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          v[i] = qe_lds128(slot + (kb + 4 * t + i) * (AT_D * 2) + voff);
-          if (!full && k0 + kb + 4 * t + i >= b) v[i] = make_uint4(0u, 0u, 0u, 0u);
-        }
-        unsigned a0, a2;
-        asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];" : "=r"(a0), "=r"(a2) : "r"(pt0 + 2 * (64 * (j & 3) + kb)));
-        const unsigned* w0 = &v[0].x; const unsigned* w1 = &v[1].x; const unsigned* w2 = &v[2].x; const unsigned* w3 = &v[3].x;
-#pragma unroll
-        for (int jn = 0; jn < 8; ++jn) {
-          const unsigned sel = (jn & 1) ? 0x7632u : 0x5410u;
-          at_mma(acc[jn], a0, a2, __byte_perm(w0[jn >> 1], w1[jn >> 1], sel), __byte_perm(w2[jn >> 1], w3[jn >> 1], sel));
-        }
-      }
-      R.release(vc, table, ntab, Hkv, g, a, b, j, nst, gbase);
-    }
-    gbase += nst;
-    // the key halves: warps 4..7 park their sums in the (idle) ring, warps 0..3 add them and store the partials
-    float* slab = (float*)ring;                                          // [4 dim quarters][8 heads][64 dims]
-    float* mine = slab + (dq * 8 + gr) * 64 + 16 * t;
-    if (kh == 1)
-#pragma unroll
-      for (int jn = 0; jn < 8; ++jn) { mine[jn] = acc[jn][0]; mine[8 + jn] = acc[jn][1]; }
-    __syncthreads();
-    if (kh == 0 && gr < G) {
-      float o[16];
-#pragma unroll
-      for (int jn = 0; jn < 8; ++jn) { o[jn] = acc[jn][0] + mine[jn]; o[8 + jn] = acc[jn][1] + mine[8 + jn]; }
-      float4* dst = (float4*)(opart + (((size_t)r * Hq + g * G + gr) * P + p) * AT_D + 64 * dq + 16 * t);
-#pragma unroll
-      for (int q = 0; q < 4; ++q) dst[q] = make_float4(o[4 * q], o[4 * q + 1], o[4 * q + 2], o[4 * q + 3]);
-    }
-    __syncthreads();                                                     // the slab is read before the next row's copies
-  }
-}
-
+// ---- v13 (attn_fused_v7): v6 with pass 2 on the tensor cores (at_pass2_tc, with the fused body above) -------------
 template <int G>
-__global__ void __launch_bounds__(256, 2) attn_fused_v7(const unsigned short* __restrict__ qkv, const int* __restrict__ ctl,
-                                                        const unsigned short* __restrict__ qw, const unsigned short* __restrict__ kw,
-                                                        const unsigned short* __restrict__ rope, const int* __restrict__ table, int ntab,
-                                                        unsigned short* kc, unsigned short* vc, unsigned short* scores,
-                                                        float* stats, float* opart, unsigned short* __restrict__ out,
-                                                        unsigned long long* sync, int Hq, int Hkv, int P, int M, int max_ctx,
-                                                        int stride, float eps) {
-  at_fused_kernel<G, AtRing, false, 0, 0, true>(qkv, ctl, qw, kw, rope, table, ntab, kc, vc, scores, stats, opart, out, sync, Hq, Hkv, P, M, max_ctx, stride, eps, nullptr);
+__global__ void __launch_bounds__(256, 2) attn_fused_v7(AT_FUSED_PARAMS) {
+  at_fused_kernel<G, AtRing, false, 0, 0, true>(AT_FUSED_ARGS, nullptr);
 }
 
 // v14 (attn_fused_v8): v13 with pass 1's EARLY_NEW (the blocks that write the step's new keys, and partition 0's, start
 // their copies of the older keys first). The same values as v13: only when copies are issued changes.
 template <int G>
-__global__ void __launch_bounds__(256, 2) attn_fused_v8(const unsigned short* __restrict__ qkv, const int* __restrict__ ctl,
-                                                        const unsigned short* __restrict__ qw, const unsigned short* __restrict__ kw,
-                                                        const unsigned short* __restrict__ rope, const int* __restrict__ table, int ntab,
-                                                        unsigned short* kc, unsigned short* vc, unsigned short* scores,
-                                                        float* stats, float* opart, unsigned short* __restrict__ out,
-                                                        unsigned long long* sync, int Hq, int Hkv, int P, int M, int max_ctx,
-                                                        int stride, float eps) {
-  at_fused_kernel<G, AtRing, false, 0, 0, true, true>(qkv, ctl, qw, kw, rope, table, ntab, kc, vc, scores, stats, opart, out, sync, Hq, Hkv, P, M, max_ctx, stride, eps, nullptr);
+__global__ void __launch_bounds__(256, 2) attn_fused_v8(AT_FUSED_PARAMS) {
+  at_fused_kernel<G, AtRing, false, 0, 0, true, true>(AT_FUSED_ARGS, nullptr);
 }
 
 #ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)

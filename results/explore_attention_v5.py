@@ -203,5 +203,18 @@ def main(out_dir, name="attention_v5_h200", what=WHAT5, script="explore_attentio
     return data
 
 
+def main_and_step(out, name, what, script, step_what):
+    """main() with the criterion recorded, not required (criterion_blocks=False: the new variants are bit-identical to CUR),
+    then the 27B-shape decode step (explore_util.step_plans: PDL graph, greedy tokens equal, 1K and 32K interleaved three
+    times) with VARIANT = CUR and each new variant that passed; its record is `name` with _h200 -> _step_h200.
+    (explore_attention_v10.py and v14.py: their scripts did this inline when their records were made; the same steps.)"""
+    import explore_util
+    data = main(out, name, what, script, criterion_blocks=False)
+    passed = [v for v in NEW if v not in data["failed"]]
+
+    def apply(step, v): A.VARIANT = v
+    explore_util.step_plans(out, name.replace("_h200", "_step_h200"), step_what, script, {f"v{v}": v for v in [CUR] + passed}, apply)
+
+
 if __name__ == "__main__":
     main(sys.argv[1] if len(sys.argv) > 1 else None)

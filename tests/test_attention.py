@@ -255,8 +255,10 @@ _CTYPES = {"unsigned short": (torch.bfloat16,), "float": (torch.float32,), "int"
 def _signature(src, name):
     "A kernel's parameters from the .cu text: [(kind, C type)], kind 'ptr' or 'val'."
     m = re.search(r"__global__ void (?:__launch_bounds__\([^)]*\) )?" + re.escape(name) + r"\(([^)]*)\)", src)
+    defines = {k: v.replace("\\\n", " ") for k, v in re.findall(r"#define (\w+) ((?:.*\\\n)*.*)", src)}   # the fused kernels' AT_FUSED_PARAMS
+    params = re.sub(r"\b[A-Z_]+\b", lambda d: defines.get(d.group(0), d.group(0)), m.group(1))
     out = []
-    for p in m.group(1).split(","):
+    for p in params.split(","):
         p = p.replace("const", "").replace("__restrict__", "").strip()
         ptr = "*" in p
         ctype = " ".join(p.replace("*", " ").split()[:-1])
