@@ -386,7 +386,7 @@ def v9_matches_v1(P: dict, hidden: int = 5120, head: int = 0) -> bool:
 
 # %% ../nbs/08_gdn.ipynb #234ee6bf
 VARIANT = 7        # the kernel the engine runs: bit-identical to v3 (so to v1); 6.36 us alone, 3.87 chained with PDL vs v3's 6.92 / 4.06, but M = 8 1.56 us/token vs v3's 1.42 (results/gdn_v7_h200.json)
-_SHAPES = {1: (1, 512), 2: (2, 256), 3: (1, 512), 4: (1, 512), 5: (2, 256), 6: (4, 128), 7: (1, 512), 8: (1, 512), 9: (2, 256), 10: (1, 512), 11: (1, 512), 12: (2, 256), 13: (2, 256)}   # variant -> (blocks per head, threads per block)
+_SHAPES = {1: (1, 512), 2: (2, 256), 3: (1, 512), 4: (1, 512), 5: (2, 256), 6: (4, 128), 7: (1, 512), 8: (1, 512), 9: (2, 256), 10: (1, 512), 11: (1, 512), 12: (2, 256), 13: (2, 256), 14: (1, 512)}   # variant -> (blocks per head, threads per block)
 PROBE_WORDS = 2 * 11 + 128   # gdn_decode_v3's probe buffer (uint64): 11 phase marks (clock64, globaltimer) + starts and ends of 64 blocks
 
 _NAMES = tuple(f"gdn_decode_v{v}<{M}, {b}>" for v in (1, 2) for M in range(1, MAX_M + 1) for b in ("false", "true"))
@@ -400,6 +400,7 @@ _NAMES9 = tuple(f"gdn_decode_v9<{M}, {b}, false>" for b in ("false", "true") for
 _NAMES10 = tuple(f"gdn_decode_v10<{M}, {b}, false, {lt}>" for lt in ("false", "true") for b in ("false", "true") for M in range(1, MAX_M + 1)) \
          + tuple(f"gdn_decode_v10<1, {b}, true, {lt}>" for lt in ("false", "true") for b in ("false", "true"))
 _NAMES12 = tuple(f"gdn_decode_v12<{M}, {b}, false>" for b in ("false", "true") for M in range(1, MAX_M + 1)) + tuple(f"gdn_decode_v12<1, {b}, true>" for b in ("false", "true"))
+_NAMES14 = tuple(f"gdn_decode_v14<{M}, {b}, false>" for b in ("false", "true") for M in range(1, MAX_M + 1)) + tuple(f"gdn_decode_v14<1, {b}, true>" for b in ("false", "true"))
 V13_PAD = 120 * 1024   # variant 13: v12 launched with this much dynamic shared memory (unused), so one block per SM
 XCHG_WORDS = 8 * 16 + 1   # gdn_decode_v9's exchange words per (layer, head, half): 8 rows x 16 tagged partials, the epoch
 _XCHG = {}
@@ -425,7 +426,8 @@ def _kernel(M: int, bf16_state: bool, variant: int, shape=(48, 16, 5120), probe=
     blocks per head) are a third compile of 36; variants 7 and 8 (gdn_decode_v7, EARLY true / false) a fourth; variant 9
     (gdn_decode_v9, two blocks per head without a cluster) a fifth, of 18; variant 10 (gdn_decode_v10: v7 with b, a and the
     gates before the grid wait; 11 the same with the state loaded after b and a) a sixth, of 36; variants 12 and 13
-    (gdn_decode_v12, a cluster of two blocks per head; 13 launched one block per SM) a seventh, of 18."""
+    (gdn_decode_v12, a cluster of two blocks per head; 13 launched one block per SM) a seventh, of 18; variant 14
+    (gdn_decode_v14: v7 without its second barrier) an eighth, of 18."""
     from qwen_engine.runtime import get_kernel, NVRTC_OPTIONS
     opts = NVRTC_OPTIONS if shape == (48, 16, 5120) else NVRTC_OPTIONS + tuple(f"-DQE_GDN_{k}={v}" for k, v in zip(("HV", "H", "HIDDEN"), shape))
     b = "true" if bf16_state else "false"
@@ -443,6 +445,8 @@ def _kernel(M: int, bf16_state: bool, variant: int, shape=(48, 16, 5120), probe=
         k = get_kernel("gdn", f"gdn_decode_v12<{M}, {b}, {pr}>", opts + ("-DQE_GDN_NO_V12", "-DQE_GDN_NO_V3", "-DQE_GDN_NO_V5", "-DQE_GDN_NO_V7", "-DQE_GDN_NO_V9"), together=_NAMES12)
         if variant == 13 and k.max_dynamic_shared_size_bytes < V13_PAD: k.max_dynamic_shared_size_bytes = V13_PAD
         return k
+    if variant == 14:
+        return get_kernel("gdn", f"gdn_decode_v14<{M}, {b}, {pr}>", opts + ("-DQE_GDN_NO_V12", "-DQE_GDN_NO_V3", "-DQE_GDN_NO_V5", "-DQE_GDN_NO_V7", "-DQE_GDN_NO_V9"), together=_NAMES14)
     if variant == 9:
         return get_kernel("gdn", f"gdn_decode_v9<{M}, {b}, {pr}>", opts + ("-DQE_GDN_NO_V12", "-DQE_GDN_NO_V3", "-DQE_GDN_NO_V5", "-DQE_GDN_NO_V7"), together=_NAMES9)
     x = "true" if variant == 3 else "false"
@@ -460,7 +464,7 @@ def gdn_decode(qkvz, x, w_b, w_a, conv_w, A_log, dt_bias, norm_w, conv_state, re
     per head, no cluster; `xchg` = gdn_exchange(...) for the layer count of rec_state, made once if None), v10 (v7 with b, a
     and the gates before the grid wait: x must be complete when the kernel starts, as in the step), v11 (v10 with the
     state loaded after b and a), v12 (a cluster of two blocks per head, the norm's partials by remote stores; x must be
-    complete when the kernel starts) or v13 (v12, one block per SM); `heads` < 48
+    complete when the kernel starts), v13 (v12, one block per SM) or v14 (v7 without its second barrier); `heads` < 48
     is for the cost-split measurement only. v3, v5 and v7 only: `probe` (uint64 [PROBE_WORDS] on the device, M = 1) runs the timestamp build;
     `pdl=True` launches it as a programmatic dependent launch (needs runtime.launch's `pdl`)."""
     import numpy as np
