@@ -882,9 +882,10 @@ def best_choice(rows):
             if k not in out or r["us"] < out[k]["us"]: out[k] = r
     return out
 
-def token_graph(choice, gen, bw, c=None, pdl: bool = False, minb: dict = None):
+def token_graph(choice, gen, bw, c=None, pdl: bool = False, minb: dict = None, dry: bool = False):
     """All GEMVs of one token (64 layers: 256 fp8 projections with distinct weights, plus the bf16 lm_head with argmax) in one CUDA graph.
-    `choice` None: the engine's plan (ENGINE_CHOICE, ENGINE_MINB). `pdl`: the GEMVs and the head as programmatic dependents."""
+    `choice` None: the engine's plan (ENGINE_CHOICE, ENGINE_MINB). `pdl`: the GEMVs and the head as programmatic dependents.
+    `dry` (timing only, wrong sums): the v13 / v14 GEMVs of `choice` built without their math (their loads, ring and launches)."""
     from qwen_engine.config import preset
     c = c or preset("qwen3_5_27b")
     H, I = c.hidden_size, c.intermediate_size
@@ -919,7 +920,7 @@ def token_graph(choice, gen, bw, c=None, pdl: bool = False, minb: dict = None):
             v, S, RG, KS, bps, D, *C = choice[(N, K, epi)]
             gemv(q, sc, xs[K], epi, res if epi == 1 else None, S=S, RG=RG, out=outs[(N, epi)], variant=v, KS=KS, scratch=scr[(N, K, epi)], bps=bps, D=D,
                  minb=minb.get((N, K, epi), 0) if v in (3, 11, 12, 13, 14, 15, 16, 18, 19, 20, 21, 22, 23) else 0, pdl=pdl and v in (3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 19, 20, 21, 22, 23), C=C[0] if C else 8,
-                 v13opt=C[1] if len(C) > 1 else (1, 1, True))
+                 v13opt=C[1] if len(C) > 1 else (1, 1, True), dry=dry and v in (13, 14))
         lm_head(W, xs[H], rowset=rowset, S=choice.get("lm_head", 4), pdl=pdl)
     ms = median(time_graph(step, calls=1, reps=10))
     del mats, W
