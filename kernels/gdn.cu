@@ -32,8 +32,10 @@
 //   v10 gdn_decode_v10<M, BF16_STATE, PROBE, LATE>: v7 (EARLY) with b, a, beta, the decay and the conv window before the
 //      grid wait (x is the norm's, two launches back); after it only the GEMV's q|k|v|z inputs. Bit-identical to v3.
 //      LATE (variant 11): the state's loads issued after the b/a barrier.
-//   v14 gdn_decode_v14<M, BF16_STATE, PROBE>: v7 (EARLY) without its second barrier: the l2norm's lane sums of squares made
-//      by the conv threads before barrier 1, every warp its own gates and l2norm factors after it. Bit-identical to v3.
+//   v14 gdn_decode_v7<M, BF16_STATE, true, PROBE, false, true> (NOB2): v7 (EARLY) without its second barrier: the l2norm's
+//      lane sums of squares made by the conv threads before barrier 1 (dynamic shared memory, 256 M bytes), every warp its
+//      own gates and l2norm factors after it. Bit-identical to v3. (Measured as a kernel of its own, gdn_decode_v14, then
+//      folded into v7's template: the same operations; 6 of its 18 builds' machine code the measured one's.)
 //   Results (H200, us per layer per token at M = 1, fp32 state, graph of 48 layers; "PDL": a graph of 48 launches each a
 //   programmatic dependent of the one before; M = 8: us per token):
 //      v1  8.54                          results/gdn_v5_h200.json (8.48 in gdn_h200.json)
@@ -1112,7 +1114,9 @@ __device__ __forceinline__ void gdn_state_store_col(const float (&sc)[4], void* 
   }
 }
 
-template <int M, bool BF16_STATE, bool EARLY, bool PROBE, bool REL = false>
+// NOB2 (variant 14, with EARLY): no second barrier: the conv threads of q and k also leave gdn_l2norm's per-lane sums of
+// squares before barrier 1; after it every warp reduces them, makes its rows' gates, and scales the q and k it reads.
+template <int M, bool BF16_STATE, bool EARLY, bool PROBE, bool REL = false, bool NOB2 = false>
 __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v7(
     const unsigned short* __restrict__ qkvz, const unsigned short* __restrict__ x,
     const unsigned short* __restrict__ w_b, const unsigned short* __restrict__ w_a,
@@ -1207,45 +1211,98 @@ __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v7(
 #pragma unroll
     for (int m = 0; m < M; ++m) win[3 + m] = qe_bf16_to_f32(in[m]);
     float* dst = part == 0 ? &s_q[0][0] : part == 1 ? &s_k[0][0] : &s_v[0][0];
-    gdn_conv_silu<M>(tw, win, [&](int m, float v) { dst[m * GDN_D + ci] = v; });
-    if (part == 2 || h % 3 == 0) gdn_ring_write<M>(ring, in, p0);
+    if constexpr (!NOB2) {
+      gdn_conv_silu<M>(tw, win, [&](int m, float v) { dst[m * GDN_D + ci] = v; });
+      if (part == 2 || h % 3 == 0) gdn_ring_write<M>(ring, in, p0);
+    } else {
+      float cv[M];
+      gdn_conv_silu<M>(tw, win, [&](int m, float v) { dst[m * GDN_D + ci] = v; cv[m] = v; });
+      if (part == 2 || h % 3 == 0) gdn_ring_write<M>(ring, in, p0);
+      extern __shared__ float gdn_nob2_ss[];              // [2][M][32]: q, k: each row's 32 four-channel sums of squares (launched with 256 M bytes)
+      float (*s_ss)[M][32] = reinterpret_cast<float (*)[M][32]>(gdn_nob2_ss);
+      if (part < 2) {                                      // warps 0..7 (whole warps): gdn_l2norm's per-lane sum, by shuffles
+#pragma unroll
+        for (int m = 0; m < M; ++m) {
+          const float x1 = __shfl_down_sync(0xffffffffu, cv[m], 1), x2 = __shfl_down_sync(0xffffffffu, cv[m], 2), x3 = __shfl_down_sync(0xffffffffu, cv[m], 3);
+          if ((l & 3) == 0)
+            s_ss[part][m][ci >> 2] = __fadd_rn(__fadd_rn(__fadd_rn(__fmul_rn(cv[m], cv[m]), __fmul_rn(x1, x1)), __fmul_rn(x2, x2)), __fmul_rn(x3, x3));
+        }
+      }
+    }
   }
   GDN_MARK(4);
   __syncthreads();
   GDN_MARK(5);
 
-  // ---- 5. beta (warp 15) and the decay (warp 14), lane m for row m (gdn_gates' arithmetic, split in two);
-  //         l2norm (warps 0..2M-1, v3's code); SiLU(z) of row zrow (warp (2M + zrow) mod 16)
-  if (w == 15 && l < M) {
-    float b = 0.f;
-    for (int ww = 0; ww < 16; ++ww) b += s_red[ww][l];
-    b = qe_round_bf16(b);
-    s_beta[l] = qe_round_bf16(__fdiv_rn(1.f, __fadd_rn(1.f, expf(-b))));
+  // ---- 5 (NOB2). every warp: its rows' beta and decay (lane m: v7's arithmetic below), the l2norm's 1 / norm of each q
+  //         and k row (the 32 lane sums in gdn_l2norm's butterfly); SiLU(z) of row zrow as below. No barrier.
+  float bet = 0.f, dec = 0.f, invq[M], invk[M];
+  if constexpr (NOB2) {
+    extern __shared__ float gdn_nob2_ss[];
+    float (*s_ss)[M][32] = reinterpret_cast<float (*)[M][32]>(gdn_nob2_ss);
+    if (l < M) {
+      float b = 0.f, a = 0.f;
+      for (int ww = 0; ww < 16; ++ww) b += s_red[ww][l];
+      for (int ww = 0; ww < 16; ++ww) a += s_red[ww][M + l];
+      b = qe_round_bf16(b);
+      bet = qe_round_bf16(__fdiv_rn(1.f, __fadd_rn(1.f, expf(-b))));
+      a = qe_round_bf16(a);
+      const float ap = __fadd_rn(a, dtb);
+      const float sp = ap > 20.f ? ap : log1pf(expf(ap));
+      dec = expf(__fmul_rn(negA, sp));
+    }
+#pragma unroll
+    for (int m = 0; m < M; ++m) {
+      invq[m] = __fdiv_rn(1.f, __fsqrt_rn(__fadd_rn(qe_warp_sum(s_ss[0][m][l]), 1e-6f)));
+      invk[m] = __fdiv_rn(1.f, __fsqrt_rn(__fadd_rn(qe_warp_sum(s_ss[1][m][l]), 1e-6f)));
+    }
+    if (zrow < M) {
+      const float4 sz = make_float4(gdn_silu_f32(gdn_bf(zv.x, 0)), gdn_silu_f32(gdn_bf(zv.x, 1)), gdn_silu_f32(gdn_bf(zv.y, 0)), gdn_silu_f32(gdn_bf(zv.y, 1)));
+      *reinterpret_cast<float4*>(&s_sz[zrow][4 * l]) = sz;
+    }
+    GDN_MARK(6);
+    GDN_MARK(7);
+  } else {
+    // ---- 5. beta (warp 15) and the decay (warp 14), lane m for row m (gdn_gates' arithmetic, split in two);
+    //         l2norm (warps 0..2M-1, v3's code); SiLU(z) of row zrow (warp (2M + zrow) mod 16)
+    if (w == 15 && l < M) {
+      float b = 0.f;
+      for (int ww = 0; ww < 16; ++ww) b += s_red[ww][l];
+      b = qe_round_bf16(b);
+      s_beta[l] = qe_round_bf16(__fdiv_rn(1.f, __fadd_rn(1.f, expf(-b))));
+    }
+    if (w == 14 && l < M) {
+      float a = 0.f;
+      for (int ww = 0; ww < 16; ++ww) a += s_red[ww][M + l];
+      a = qe_round_bf16(a);
+      const float ap = __fadd_rn(a, dtb);
+      const float sp = ap > 20.f ? ap : log1pf(expf(ap));
+      s_decay[l] = expf(__fmul_rn(negA, sp));
+    }
+    if (w < 2 * M) gdn_l2norm((w & 1) ? s_k[w >> 1] : s_q[w >> 1], !(w & 1), l);
+    if (zrow < M) {
+      const float4 sz = make_float4(gdn_silu_f32(gdn_bf(zv.x, 0)), gdn_silu_f32(gdn_bf(zv.x, 1)), gdn_silu_f32(gdn_bf(zv.y, 0)), gdn_silu_f32(gdn_bf(zv.y, 1)));
+      *reinterpret_cast<float4*>(&s_sz[zrow][4 * l]) = sz;
+    }
+    GDN_MARK(6);
+    __syncthreads();
+    GDN_MARK(7);
+
   }
-  if (w == 14 && l < M) {
-    float a = 0.f;
-    for (int ww = 0; ww < 16; ++ww) a += s_red[ww][M + l];
-    a = qe_round_bf16(a);
-    const float ap = __fadd_rn(a, dtb);
-    const float sp = ap > 20.f ? ap : log1pf(expf(ap));
-    s_decay[l] = expf(__fmul_rn(negA, sp));
-  }
-  if (w < 2 * M) gdn_l2norm((w & 1) ? s_k[w >> 1] : s_q[w >> 1], !(w & 1), l);
-  if (zrow < M) {
-    const float4 sz = make_float4(gdn_silu_f32(gdn_bf(zv.x, 0)), gdn_silu_f32(gdn_bf(zv.x, 1)), gdn_silu_f32(gdn_bf(zv.y, 0)), gdn_silu_f32(gdn_bf(zv.y, 1)));
-    *reinterpret_cast<float4*>(&s_sz[zrow][4 * l]) = sz;
-  }
-  GDN_MARK(6);
-  __syncthreads();
-  GDN_MARK(7);
 
   // ---- 6. the recurrence (v3's XPOSE code); EARLY: in the last step, each column stored as soon as it is final
   const bool early = EARLY && w >= M;                      // the norm warps store after the norm
 #pragma unroll 1
   for (int m = 0; m < M; ++m) {
-    const float e = s_decay[m], beta = s_beta[m];
+    const float e = NOB2 ? __shfl_sync(0xffffffffu, dec, m) : s_decay[m], beta = NOB2 ? __shfl_sync(0xffffffffu, bet, m) : s_beta[m];
     const float4 k4 = *reinterpret_cast<const float4*>(&s_k[m][4 * l]), q4 = *reinterpret_cast<const float4*>(&s_q[m][4 * l]);
-    const float k[4] = {k4.x, k4.y, k4.z, k4.w}, q[4] = {q4.x, q4.y, q4.z, q4.w};
+    float k[4] = {k4.x, k4.y, k4.z, k4.w}, q[4] = {q4.x, q4.y, q4.z, q4.w};
+    if constexpr (NOB2) {                                  // gdn_l2norm's operations on the same values
+      const float sc = 11.3137084989847604f;
+      k[0] = __fmul_rn(k4.x, invk[m]); k[1] = __fmul_rn(k4.y, invk[m]); k[2] = __fmul_rn(k4.z, invk[m]); k[3] = __fmul_rn(k4.w, invk[m]);
+      q[0] = __fdiv_rn(__fmul_rn(q4.x, invq[m]), sc); q[1] = __fdiv_rn(__fmul_rn(q4.y, invq[m]), sc);
+      q[2] = __fdiv_rn(__fmul_rn(q4.z, invq[m]), sc); q[3] = __fdiv_rn(__fmul_rn(q4.w, invq[m]), sc);
+    }
     float pk[8], po[8];
 #pragma unroll
     for (int c = 0; c < 8; ++c) {
@@ -1332,6 +1389,24 @@ template __global__ void gdn_decode_v7<1, false, true, true>(const unsigned shor
 template __global__ void gdn_decode_v7<1, true, true, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 template __global__ void gdn_decode_v7<1, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 template __global__ void gdn_decode_v7<1, true, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v7<1, false, true, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // variant 14
+template __global__ void gdn_decode_v7<2, false, true, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // variant 14
+template __global__ void gdn_decode_v7<3, false, true, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // variant 14
+template __global__ void gdn_decode_v7<4, false, true, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // variant 14
+template __global__ void gdn_decode_v7<5, false, true, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // variant 14
+template __global__ void gdn_decode_v7<6, false, true, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // variant 14
+template __global__ void gdn_decode_v7<7, false, true, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // variant 14
+template __global__ void gdn_decode_v7<8, false, true, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // variant 14
+template __global__ void gdn_decode_v7<1, true, true, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // variant 14
+template __global__ void gdn_decode_v7<2, true, true, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // variant 14
+template __global__ void gdn_decode_v7<3, true, true, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // variant 14
+template __global__ void gdn_decode_v7<4, true, true, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // variant 14
+template __global__ void gdn_decode_v7<5, true, true, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // variant 14
+template __global__ void gdn_decode_v7<6, true, true, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // variant 14
+template __global__ void gdn_decode_v7<7, true, true, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // variant 14
+template __global__ void gdn_decode_v7<8, true, true, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // variant 14
+template __global__ void gdn_decode_v7<1, false, true, true, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // variant 14
+template __global__ void gdn_decode_v7<1, true, true, true, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // variant 14
 #endif
 #endif
 
@@ -2079,232 +2154,5 @@ template __global__ void gdn_decode_v12<7, true, false>(const unsigned short*, c
 template __global__ void gdn_decode_v12<8, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 template __global__ void gdn_decode_v12<1, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 template __global__ void gdn_decode_v12<1, true, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
-#endif
-#endif
-
-// ---- v14: v7 without its second barrier: every warp makes its own gates and l2norm factors ---------------------------
-// v7 (variant 7) after barrier 1: warps 0..2M-1 normalise q and k in shared memory, warps 14 and 15 make beta and the
-// decay, then a second barrier before the recurrence can read them (~0.47 us of v7's chained 3.87: gdn_v7_h200.json's
-// probe). v14: the conv threads of q and k also form gdn_l2norm's per-lane sums of squares (4 channels, by shuffles, in
-// gdn_l2norm's order) into s_ss before barrier 1; after it every warp reduces the 32 sums with gdn_l2norm's butterfly,
-// lane m makes row m's beta and decay with v7's arithmetic, and each lane normalises the q and k values it reads with
-// gdn_l2norm's operations. The same operations on the same values: bit-identical to v7 (so to v3 and v1) by construction.
-template <int M, bool BF16_STATE, bool PROBE>
-__global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v14(
-    const unsigned short* __restrict__ qkvz, const unsigned short* __restrict__ x,
-    const unsigned short* __restrict__ w_b, const unsigned short* __restrict__ w_a,
-    const unsigned short* __restrict__ conv_w, const float* __restrict__ A_log, const float* __restrict__ dt_bias,
-    const unsigned short* __restrict__ norm_w, unsigned short* __restrict__ conv_state, void* __restrict__ rec_state,
-    int layer, const int* __restrict__ ctl, unsigned short* __restrict__ out, float eps, int heads_active,
-    unsigned long long* __restrict__ probe)
-{
-  const int h = blockIdx.x, kh = h / 3, tid = threadIdx.x, w = tid >> 5, l = tid & 31;
-  if (h >= heads_active) return;
-  unsigned long long tc[GDN_NPROBE], tg[GDN_NPROBE];
-  GDN_MARK(0);
-  __shared__ __align__(16) float s_q[M][GDN_D];
-  __shared__ __align__(16) float s_k[M][GDN_D];
-  __shared__ __align__(16) float s_sz[M][GDN_D];           // SiLU(z) of each row, fp32
-  __shared__ float s_v[M][GDN_D], s_core[M][GDN_D], s_red[16][2 * M];
-  __shared__ float s_ss[2][M][32];                        // q, k: the 32 four-channel sums of squares of each row (l2norm's lanes)
-  const int zrow = (w - 2 * M) & 15;                       // the row whose z this warp loads and activates (if < M)
-
-  // ---- 1. before the grid wait: v3's loads
-  float s[8][4];
-  const size_t base = ((size_t)layer * GDN_HV + h) * (GDN_D * GDN_D) + (size_t)w * 1024;
-  gdn_state_load<BF16_STATE>(s, rec_state, base, l);
-  uint4 wb[GDN_NIT], wa[GDN_NIT];
-  gdn_ba_weights(wb, wa, w_b, w_a, h, tid);
-  const bool conv_t = tid < 3 * GDN_D;
-  const int part = tid >> 7, ci = tid & 127;
-  const int ch = gdn_conv_channel(part, ci, h, kh);
-  unsigned short* ring = conv_state + (size_t)layer * GDN_RING * GDN_CONV + ch;
-  uint2 cwv = make_uint2(0u, 0u);
-  unsigned short rr[GDN_RING];
-  if (conv_t) gdn_ring_preload(cwv, rr, conv_w, ring, ch);
-  const float negA = -expf(A_log[h]), dtb = dt_bias[h];
-  const uint2 nw = *reinterpret_cast<const uint2*>(norm_w + 4 * l);
-  GDN_MARK(1);
-
-  // ---- 2. the grid wait; then the position, x, this head's qkvz inputs and (warp zrow) z
-  qe_grid_wait();
-  const int p0 = ctl[0];
-  qe_grid_launch_dependents();
-  GDN_MARK(2);
-  unsigned short in[M];
-  if (conv_t) {
-#pragma unroll
-    for (int m = 0; m < M; ++m) in[m] = qkvz[(size_t)m * GDN_ROW + ch];
-  }
-  uint2 zv = make_uint2(0u, 0u);
-  if (zrow < M) zv = *reinterpret_cast<const uint2*>(qkvz + (size_t)zrow * GDN_ROW + GDN_CONV + h * GDN_D + 4 * l);
-  constexpr bool XH = M <= 4;
-  uint4 xh[GDN_NIT][XH ? M : 1];
-  gdn_x_load<M, XH>(xh, x, tid);
-
-  // ---- 3. b and a partial sums (v3's code)
-  {
-    float pb[M], pa[M];
-#pragma unroll
-    for (int m = 0; m < M; ++m) pb[m] = pa[m] = 0.f;
-#pragma unroll
-    for (int it = 0; it < GDN_NIT; ++it) {
-      const int c8 = tid + it * GDN_THREADS;
-      if (c8 < GDN_CHUNKS) {
-        const unsigned wbv[4] = {wb[it].x, wb[it].y, wb[it].z, wb[it].w}, wav[4] = {wa[it].x, wa[it].y, wa[it].z, wa[it].w};
-#pragma unroll
-        for (int m = 0; m < M; ++m) {
-          const uint4 xv = XH ? xh[it][XH ? m : 0] : *reinterpret_cast<const uint4*>(x + (size_t)m * GDN_HIDDEN + c8 * 8);
-          const unsigned xw[4] = {xv.x, xv.y, xv.z, xv.w};
-#pragma unroll
-          for (int e = 0; e < 8; ++e) {
-            float xe = gdn_bf(xw[e >> 1], e & 1);
-            pb[m] = fmaf(xe, gdn_bf(wbv[e >> 1], e & 1), pb[m]);
-            pa[m] = fmaf(xe, gdn_bf(wav[e >> 1], e & 1), pa[m]);
-          }
-        }
-      }
-    }
-    gdn_ba_reduce<M>(pb, pa, s_red, w, l);
-  }
-  GDN_MARK(3);
-
-  // ---- 4. conv + SiLU (v3's code)
-  if (conv_t) {
-    const float4 tw = gdn_conv_taps(cwv);
-    float win[M + 3];
-#pragma unroll
-    for (int j = 0; j < 3; ++j) {
-      const int slot = (p0 - 3 + j) & (GDN_RING - 1);
-      unsigned short v = rr[0];
-#pragma unroll
-      for (int q = 1; q < GDN_RING; ++q) v = slot == q ? rr[q] : v;
-      win[j] = qe_bf16_to_f32(v);
-    }
-#pragma unroll
-    for (int m = 0; m < M; ++m) win[3 + m] = qe_bf16_to_f32(in[m]);
-    float* dst = part == 0 ? &s_q[0][0] : part == 1 ? &s_k[0][0] : &s_v[0][0];
-    float cv[M];
-    gdn_conv_silu<M>(tw, win, [&](int m, float v) { dst[m * GDN_D + ci] = v; cv[m] = v; });
-    if (part == 2 || h % 3 == 0) gdn_ring_write<M>(ring, in, p0);
-    if (part < 2) {                                        // warps 0..7 (whole warps): gdn_l2norm's per-lane sum, by shuffles
-#pragma unroll
-      for (int m = 0; m < M; ++m) {
-        const float x1 = __shfl_down_sync(0xffffffffu, cv[m], 1), x2 = __shfl_down_sync(0xffffffffu, cv[m], 2), x3 = __shfl_down_sync(0xffffffffu, cv[m], 3);
-        if ((l & 3) == 0)
-          s_ss[part][m][ci >> 2] = __fadd_rn(__fadd_rn(__fadd_rn(__fmul_rn(cv[m], cv[m]), __fmul_rn(x1, x1)), __fmul_rn(x2, x2)), __fmul_rn(x3, x3));
-      }
-    }
-  }
-  GDN_MARK(4);
-  __syncthreads();
-  GDN_MARK(5);
-
-  // ---- 5. every warp: its rows' beta and decay (lane m: gdn_gates' arithmetic, as v7's warps 15 and 14), the l2norm's
-  //         1 / norm of each q and k row (the 32 lane sums in gdn_l2norm's butterfly); SiLU(z) of row zrow as v7. No barrier:
-  //         each warp normalises its own q and k values as it reads them.
-  float bet = 0.f, dec = 0.f;
-  if (l < M) {
-    float b = 0.f, a = 0.f;
-    for (int ww = 0; ww < 16; ++ww) b += s_red[ww][l];
-    for (int ww = 0; ww < 16; ++ww) a += s_red[ww][M + l];
-    b = qe_round_bf16(b);
-    bet = qe_round_bf16(__fdiv_rn(1.f, __fadd_rn(1.f, expf(-b))));
-    a = qe_round_bf16(a);
-    const float ap = __fadd_rn(a, dtb);
-    const float sp = ap > 20.f ? ap : log1pf(expf(ap));
-    dec = expf(__fmul_rn(negA, sp));
-  }
-  float invq[M], invk[M];
-#pragma unroll
-  for (int m = 0; m < M; ++m) {
-    invq[m] = __fdiv_rn(1.f, __fsqrt_rn(__fadd_rn(qe_warp_sum(s_ss[0][m][l]), 1e-6f)));
-    invk[m] = __fdiv_rn(1.f, __fsqrt_rn(__fadd_rn(qe_warp_sum(s_ss[1][m][l]), 1e-6f)));
-  }
-  if (zrow < M) {
-    const float4 sz = make_float4(gdn_silu_f32(gdn_bf(zv.x, 0)), gdn_silu_f32(gdn_bf(zv.x, 1)), gdn_silu_f32(gdn_bf(zv.y, 0)), gdn_silu_f32(gdn_bf(zv.y, 1)));
-    *reinterpret_cast<float4*>(&s_sz[zrow][4 * l]) = sz;
-  }
-  GDN_MARK(6);
-  GDN_MARK(7);
-
-  // ---- 6. the recurrence (v3's XPOSE code), q and k normalised as read (gdn_l2norm's operations on the same values);
-  //         in the last step, each column stored as soon as it is final (v7's EARLY)
-  const bool early = w >= M;                               // the norm warps store after the norm
-#pragma unroll 1
-  for (int m = 0; m < M; ++m) {
-    const float e = __shfl_sync(0xffffffffu, dec, m), beta = __shfl_sync(0xffffffffu, bet, m);
-    const float4 k4 = *reinterpret_cast<const float4*>(&s_k[m][4 * l]), q4 = *reinterpret_cast<const float4*>(&s_q[m][4 * l]);
-    const float sc = 11.3137084989847604f;
-    const float k[4] = {__fmul_rn(k4.x, invk[m]), __fmul_rn(k4.y, invk[m]), __fmul_rn(k4.z, invk[m]), __fmul_rn(k4.w, invk[m])};
-    const float q[4] = {__fdiv_rn(__fmul_rn(q4.x, invq[m]), sc), __fdiv_rn(__fmul_rn(q4.y, invq[m]), sc),
-                        __fdiv_rn(__fmul_rn(q4.z, invq[m]), sc), __fdiv_rn(__fmul_rn(q4.w, invq[m]), sc)};
-    float pk[8], po[8];
-#pragma unroll
-    for (int c = 0; c < 8; ++c) {
-#pragma unroll
-      for (int r = 0; r < 4; ++r) { s[c][r] = __fmul_rn(s[c][r], e); pk[c] = r ? __fadd_rn(pk[c], __fmul_rn(s[c][r], k[r])) : __fmul_rn(s[c][r], k[r]); }
-    }
-    const float kv = gdn_warp_sum8(pk, l);
-    const float dl = __fmul_rn(__fsub_rn(s_v[m][8 * w + (l >> 2)], kv), beta);
-    const bool store_now = early && m == M - 1;
-#pragma unroll
-    for (int c = 0; c < 8; ++c) {
-      const float d = __shfl_sync(0xffffffffu, dl, 4 * c);
-#pragma unroll
-      for (int r = 0; r < 4; ++r) {
-        s[c][r] = __fadd_rn(s[c][r], __fmul_rn(k[r], d));
-        po[c] = r ? __fadd_rn(po[c], __fmul_rn(s[c][r], q[r])) : __fmul_rn(s[c][r], q[r]);
-      }
-      if (BF16_STATE) {
-#pragma unroll
-        for (int r = 0; r < 4; ++r) s[c][r] = qe_round_bf16(s[c][r]);
-      }
-      if (store_now) gdn_state_store_col<BF16_STATE>(s[c], rec_state, base, l, c);
-    }
-    const float o = gdn_warp_sum8(po, l);
-    if ((l & 3) == 0) s_core[m][8 * w + (l >> 2)] = qe_round_bf16(o);
-  }
-  GDN_MARK(8);
-  __syncthreads();                                         // every core value in s_core
-  GDN_MARK(9);
-
-  // ---- 7. warps w < M: the gated norm of row w (v3's statistic; SiLU(z) from s_sz), then their state columns;
-  //         the other warps: their state columns now, unless stored in the recurrence
-  if (w < M) {
-    float v[4];
-    const float rinv = gdn_core_rinv<M>(v, s_core, w, l, eps);
-    const float4 sz = *reinterpret_cast<const float4*>(&s_sz[w][4 * l]);
-    const float szs[4] = {sz.x, sz.y, sz.z, sz.w};
-    const unsigned short nws[4] = {(unsigned short)(nw.x & 0xffffu), (unsigned short)(nw.x >> 16), (unsigned short)(nw.y & 0xffffu), (unsigned short)(nw.y >> 16)};
-#pragma unroll
-    for (int r = 0; r < 4; ++r)
-      out[(size_t)w * GDN_VD + h * GDN_D + 4 * l + r] = gdn_gated_apply_sz(v[r], rinv, nws[r], szs[r]);
-    gdn_state_store<BF16_STATE>(s, rec_state, base, l);
-  }
-  GDN_MARK(10);
-  if (PROBE) gdn_probe_write(probe, tc, tg, h, tid);
-}
-
-#ifndef QE_GDN_NO_V14   // nvcc's explicit instantiations of v14 (NVRTC compiles only the names asked for)
-#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
-template __global__ void gdn_decode_v14<1, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
-template __global__ void gdn_decode_v14<2, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
-template __global__ void gdn_decode_v14<3, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
-template __global__ void gdn_decode_v14<4, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
-template __global__ void gdn_decode_v14<5, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
-template __global__ void gdn_decode_v14<6, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
-template __global__ void gdn_decode_v14<7, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
-template __global__ void gdn_decode_v14<8, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
-template __global__ void gdn_decode_v14<1, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
-template __global__ void gdn_decode_v14<2, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
-template __global__ void gdn_decode_v14<3, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
-template __global__ void gdn_decode_v14<4, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
-template __global__ void gdn_decode_v14<5, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
-template __global__ void gdn_decode_v14<6, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
-template __global__ void gdn_decode_v14<7, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
-template __global__ void gdn_decode_v14<8, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
-template __global__ void gdn_decode_v14<1, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
-template __global__ void gdn_decode_v14<1, true, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 #endif
 #endif

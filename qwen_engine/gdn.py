@@ -400,7 +400,8 @@ _NAMES9 = tuple(f"gdn_decode_v9<{M}, {b}, false>" for b in ("false", "true") for
 _NAMES10 = tuple(f"gdn_decode_v10<{M}, {b}, false, {lt}>" for lt in ("false", "true") for b in ("false", "true") for M in range(1, MAX_M + 1)) \
          + tuple(f"gdn_decode_v10<1, {b}, true, {lt}>" for lt in ("false", "true") for b in ("false", "true"))
 _NAMES12 = tuple(f"gdn_decode_v12<{M}, {b}, false>" for b in ("false", "true") for M in range(1, MAX_M + 1)) + tuple(f"gdn_decode_v12<1, {b}, true>" for b in ("false", "true"))
-_NAMES14 = tuple(f"gdn_decode_v14<{M}, {b}, false>" for b in ("false", "true") for M in range(1, MAX_M + 1)) + tuple(f"gdn_decode_v14<1, {b}, true>" for b in ("false", "true"))
+_NAMES14 = tuple(f"gdn_decode_v7<{M}, {b}, true, false, false, true>" for b in ("false", "true") for M in range(1, MAX_M + 1)) \
+         + tuple(f"gdn_decode_v7<1, {b}, true, true, false, true>" for b in ("false", "true"))   # variant 14: v7 with NOB2
 V13_PAD = 120 * 1024   # variant 13: v12 launched with this much dynamic shared memory (unused), so one block per SM
 XCHG_WORDS = 8 * 16 + 1   # gdn_decode_v9's exchange words per (layer, head, half): 8 rows x 16 tagged partials, the epoch
 _XCHG = {}
@@ -427,7 +428,7 @@ def _kernel(M: int, bf16_state: bool, variant: int, shape=(48, 16, 5120), probe=
     (gdn_decode_v9, two blocks per head without a cluster) a fifth, of 18; variant 10 (gdn_decode_v10: v7 with b, a and the
     gates before the grid wait; 11 the same with the state loaded after b and a) a sixth, of 36; variants 12 and 13
     (gdn_decode_v12, a cluster of two blocks per head; 13 launched one block per SM) a seventh, of 18; variant 14
-    (gdn_decode_v14: v7 without its second barrier) an eighth, of 18."""
+    (v7's NOB2 build: v7 without its second barrier) an eighth, of 18."""
     from qwen_engine.runtime import get_kernel, NVRTC_OPTIONS
     opts = NVRTC_OPTIONS if shape == (48, 16, 5120) else NVRTC_OPTIONS + tuple(f"-DQE_GDN_{k}={v}" for k, v in zip(("HV", "H", "HIDDEN"), shape))
     b = "true" if bf16_state else "false"
@@ -446,7 +447,7 @@ def _kernel(M: int, bf16_state: bool, variant: int, shape=(48, 16, 5120), probe=
         if variant == 13 and k.max_dynamic_shared_size_bytes < V13_PAD: k.max_dynamic_shared_size_bytes = V13_PAD
         return k
     if variant == 14:
-        return get_kernel("gdn", f"gdn_decode_v14<{M}, {b}, {pr}>", opts + ("-DQE_GDN_NO_V12", "-DQE_GDN_NO_V3", "-DQE_GDN_NO_V5", "-DQE_GDN_NO_V7", "-DQE_GDN_NO_V9"), together=_NAMES14)
+        return get_kernel("gdn", f"gdn_decode_v7<{M}, {b}, true, {pr}, false, true>", opts + ("-DQE_GDN_NO_V12", "-DQE_GDN_NO_V3", "-DQE_GDN_NO_V5", "-DQE_GDN_NO_V9"), together=_NAMES14)
     if variant == 9:
         return get_kernel("gdn", f"gdn_decode_v9<{M}, {b}, {pr}>", opts + ("-DQE_GDN_NO_V12", "-DQE_GDN_NO_V3", "-DQE_GDN_NO_V5", "-DQE_GDN_NO_V7"), together=_NAMES9)
     x = "true" if variant == 3 else "false"
@@ -496,7 +497,7 @@ def gdn_decode(qkvz, x, w_b, w_a, conv_w, A_log, dt_bias, norm_w, conv_state, re
         args += (xchg,)
     assert not rel or v == 7, "rel: variant 7's build that releases its dependents before its grid wait"
     k = _kernel(M, rec_state.dtype == torch.bfloat16, v, (HV, cfg.linear_num_key_heads, hid), probe is not None, rel)
-    launch(k, (bph * HV,), (nt,), args, smem=V13_PAD if v == 13 else 0, pdl=pdl)
+    launch(k, (bph * HV,), (nt,), args, smem=V13_PAD if v == 13 else 256 * M if v == 14 else 0, pdl=pdl)   # v14: its l2norm sums
     return out
 
 # %% ../nbs/08_gdn.ipynb #d499c93e

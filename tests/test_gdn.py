@@ -338,22 +338,23 @@ def test_v9_statistic_from_two_halves_is_v1s(seed):
 
 def test_v14_launcher_names_and_shapes():
     from qwen_engine import gdn
-    assert gdn._SHAPES[14] == (1, 512) and len(gdn._NAMES14) == 18 and "gdn_decode_v14<1, true, true>" in gdn._NAMES14
+    assert gdn._SHAPES[14] == (1, 512) and len(gdn._NAMES14) == 18 and "gdn_decode_v7<1, true, true, true, false, true>" in gdn._NAMES14
     src = open(gdn.__file__.replace("qwen_engine/gdn.py", "kernels/gdn.cu")).read()
     for n in gdn._NAMES14: assert f"template __global__ void {n}(" in src, n
-    assert src.count("#ifndef QE_GDN_NO_V14") == 1
+    assert not set(gdn._NAMES14) & set(gdn._NAMES7)                      # its own NVRTC module: the engine's v7 module is unchanged
 
 def test_v14_forms_the_l2norm_with_gdn_l2norms_operations():
-    """v14 is bit-identical to v7 by construction: the lane sums of squares, the 1 / norm and the scaling of q and k are
-    gdn_l2norm's expressions on the same values (shuffled in from the 3 next lanes instead of read as a float4)."""
+    """v14 (v7's NOB2) is bit-identical to v7 by construction: the lane sums of squares, the 1 / norm and the scaling of q
+    and k are gdn_l2norm's expressions on the same values (shuffled in from the 3 next lanes instead of read as a float4)."""
     src = open(__import__("qwen_engine.gdn", fromlist=["x"]).__file__.replace("qwen_engine/gdn.py", "kernels/gdn.cu")).read()
     l2 = src[src.index("__device__ __forceinline__ void gdn_l2norm("):]
     l2 = l2[:l2.index("\n}\n")]
-    v14 = src[src.index("gdn_decode_v14("):]
-    v14 = v14[:v14.index("\n}\n")]
+    v7 = src[src.index("gdn_decode_v7(\n"):]
+    v7 = v7[:v7.index("\n}\n")]
     assert "__fadd_rn(__fadd_rn(__fadd_rn(__fmul_rn(t.x, t.x), __fmul_rn(t.y, t.y)), __fmul_rn(t.z, t.z)), __fmul_rn(t.w, t.w))" in l2
-    assert "__fadd_rn(__fadd_rn(__fadd_rn(__fmul_rn(cv[m], cv[m]), __fmul_rn(x1, x1)), __fmul_rn(x2, x2)), __fmul_rn(x3, x3))" in v14
+    assert "__fadd_rn(__fadd_rn(__fadd_rn(__fmul_rn(cv[m], cv[m]), __fmul_rn(x1, x1)), __fmul_rn(x2, x2)), __fmul_rn(x3, x3))" in v7
     assert "__fdiv_rn(1.f, __fsqrt_rn(__fadd_rn(ss, 1e-6f)))" in l2 and "ss = qe_warp_sum(ss);" in l2
-    assert v14.count("__fdiv_rn(1.f, __fsqrt_rn(__fadd_rn(qe_warp_sum(s_ss[") == 2
-    assert "const float sc = 11.3137084989847604f;" in l2 and "const float sc = 11.3137084989847604f;" in v14
-    assert "__syncthreads();" in v14 and v14.count("__syncthreads();") == 2        # barrier 1 and the core barrier: no second
+    assert v7.count("__fdiv_rn(1.f, __fsqrt_rn(__fadd_rn(qe_warp_sum(s_ss[") == 2
+    assert "const float sc = 11.3137084989847604f;" in l2 and "const float sc = 11.3137084989847604f;" in v7
+    nob2 = v7[v7.index("if constexpr (NOB2) {\n    extern __shared__"):v7.index("  } else {", v7.index("if constexpr (NOB2) {\n    extern __shared__"))]
+    assert "__syncthreads" not in nob2                                    # the NOB2 phase has no barrier; v7's branch keeps its second
