@@ -34,8 +34,8 @@
 //      LATE (variant 11): the state's loads issued after the b/a barrier.
 //   v14 gdn_decode_v7<M, BF16_STATE, true, PROBE, false, true> (NOB2): v7 (EARLY) without its second barrier: the l2norm's
 //      lane sums of squares made by the conv threads before barrier 1 (dynamic shared memory, 256 M bytes), every warp its
-//      own gates and l2norm factors after it. Bit-identical to v3. (Measured as a kernel of its own, gdn_decode_v14, then
-//      folded into v7's template: the same operations; 6 of its 18 builds' machine code the measured one's.)
+//      own gates and l2norm factors after it. Bit-identical to v3. (First a kernel of its own, gdn_decode_v14, a0ee097;
+//      folded into v7's template: the same operations, the same times.)
 //   Results (H200, us per layer per token at M = 1, fp32 state, graph of 48 layers; "PDL": a graph of 48 launches each a
 //   programmatic dependent of the one before; M = 8: us per token):
 //      v1  8.54                          results/gdn_v5_h200.json (8.48 in gdn_h200.json)
@@ -54,8 +54,8 @@
 //      v12 8.22, PDL 5.62 / 5.62 / 5.62 (v7 3.85 / 3.69 / 3.84), M = 8 PDL 2.81 (v7 1.51)  results/gdn_v12_h200.json (a cluster
 //          of two per head, the norm's partials by st.async: the exchange 0.16 us, but the prologue before the wait 2.8 us,
 //          the per-lane conv 1.41, the cluster's start skew 0.70; pair 27.65 vs v7's 25.85); v13 (one block per SM) 5.98
-//      v14 6.80, PDL 4.15 / 4.15 / 4.15 (v7 3.84 / 3.83 / 3.83), M = 8 PDL 2.09 (v7 1.51)  results/gdn_v14_h200.json (v7 without its
-//          second barrier, every warp its own gates and l2norm factors: that phase 896 ns against v7's 461; lost)
+//      v14 6.81, PDL 4.15 / 4.15 / 4.15 (v7 3.84 / 3.83 / 3.83), M = 8 PDL 2.10 (v7 1.51)  results/gdn_v14_h200.json (v7 without its
+//          second barrier, every warp its own gates and l2norm factors: that phase 891 ns against v7's 466; lost)
 //      FLA fused_recurrent_gated_delta_rule (recurrence only) 4.58 (gdn_v5_h200.json), 4.57 (gdn_v7_h200.json)
 // State layout ("register image"): rec[layer][head][w][c][lane][r] = S[i = 4 lane + r][j = 8 w + c]: warp w owns
 // columns 8w..8w+7, lane l owns rows 4l..4l+3 of each; a warp's load c is 512 contiguous bytes. Both products

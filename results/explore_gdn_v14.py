@@ -8,8 +8,8 @@
 # 3. the phase probe of block 0 under PDL (v7, v14); [qkv|z GEMV, GDN] x 48 pairs with v7 and v14.
 # 4. if v14 is identical: the decode step (27B shape, synthetic, PDL graph) with gdn.VARIANT = 7 and 14, greedy tokens
 #    equal, ms a token at 1K and 32K interleaved three times (explore_util.step_plans -> gdn_v14_step_h200.json).
-# Writes OUT_DIR/gdn_v14_h200.json; prints a short table last. (The record was made with v14 as a kernel of its own,
-# gdn_decode_v14; it was then folded into v7's template as NOB2, variant 14 still: the same operations.)
+# Writes OUT_DIR/gdn_v14_h200.json; prints a short table last. (A first run measured v14 as a kernel of its own,
+# gdn_decode_v14 (a0ee097); the record is of v7's NOB2 build it was folded into, variant 14 still: the same times.)
 import os, sys, time
 import torch
 from qwen_engine import gdn as G
