@@ -2,7 +2,7 @@
 spread of ~2 us among the blocks at 1K and 4K (and ~4 us at 32K), and the first barrier waits for the last. This run
 keeps every block's marks of the probe build (attn_fused_v1p, v6's passes; v13's pass 1 is the same code): per context
 (1K, 4K, 32K), per call of a graph over rotated page tables, each block's time from its grid wait to the end of pass 1
-(mark 2 - mark 1) and to its first value copies (mark 3 - mark 1), with its partition p, its KV group g, its key count
+(mark 2 - mark 1) and to its first value copies (mark 3 - mark 1), medians over the calls, with its partition p, its KV group g, its key count
 and whether its partition holds the new key. Printed: the 12 slowest blocks of the median call, and the mean pass-1 time
 of the new-key blocks against the other active blocks.
 Usage on the H200: PYTHONPATH=. python3 results/explore_attention_laggards.py OUT_DIR (attention_laggards_h200.json). ~30 s."""
@@ -32,21 +32,21 @@ for n in (1024, 4096, 32768):
         for b in range(P * Hkv):
             pp, g = b % P, b // P                                  # block index = g * P + p (blockIdx.y * gridDim.x + blockIdx.x)
             a_, b_ = parts[pp]
+            med = lambda xs: sorted(xs)[len(xs) // 2]                # the median over the graph's calls
             rows.append(dict(p=pp, g=g, keys=b_ - a_, new_key=a_ <= n - 1 < b_,
-                             pass1_us=[float((p[c, b, 2] - p[c, b, 1]) / 1e3) for c in range(p.shape[0])],
-                             copies_us=[float((p[c, b, 3] - p[c, b, 1]) / 1e3) for c in range(p.shape[0])],
-                             wait_us=[float((p[c, b, 1] - p[c, :, 0].min()) / 1e3) for c in range(p.shape[0])]))
-        med = lambda xs: sorted(xs)[len(xs) // 2]
+                             pass1_us=med([float((p[c, b, 2] - p[c, b, 1]) / 1e3) for c in range(p.shape[0])]),
+                             copies_us=med([float((p[c, b, 3] - p[c, b, 1]) / 1e3) for c in range(p.shape[0])]),
+                             wait_us=med([float((p[c, b, 1] - p[c, :, 0].min()) / 1e3) for c in range(p.shape[0])])))
         act = [r for r in rows if r["keys"] > 0]
-        newk = [med(r["pass1_us"]) for r in act if r["new_key"]]
-        other = [med(r["pass1_us"]) for r in act if not r["new_key"]]
+        newk = [r["pass1_us"] for r in act if r["new_key"]]
+        other = [r["pass1_us"] for r in act if not r["new_key"]]
         rec["contexts"].append(dict(n=n, calls=int(p.shape[0]), blocks=rows, new_key_pass1_us=newk,
                                     other_pass1_us=dict(min=min(other), median=med(other), max=max(other), n=len(other))))
         print(f"n={n}: new-key blocks pass 1 {['%.2f' % x for x in newk]} us; other active blocks min {min(other):.2f} "
               f"median {med(other):.2f} max {max(other):.2f} us ({len(other)} blocks) ({time.time() - t0:.0f} s)", flush=True)
-        for r in sorted(act, key=lambda r: -med(r["pass1_us"]))[:12]:
-            print(f"   p={r['p']:3d} g={r['g']} keys={r['keys']:4d} new={r['new_key']!s:5s} pass1 {med(r['pass1_us']):6.2f} us  "
-                  f"copies issued {med(r['copies_us']):6.2f} us  wait returned {med(r['wait_us']):6.2f} us", flush=True)
+        for r in sorted(act, key=lambda r: -r["pass1_us"])[:12]:
+            print(f"   p={r['p']:3d} g={r['g']} keys={r['keys']:4d} new={r['new_key']!s:5s} pass1 {r['pass1_us']:6.2f} us  "
+                  f"copies issued {r['copies_us']:6.2f} us  wait returned {r['wait_us']:6.2f} us", flush=True)
     except Exception as e:
         rec["errors"].append(f"n={n}: {e!r}"[:300]); print("ERROR", n, repr(e)[:300], flush=True)
 write_record("attention_laggards_h200", "Per block of the engine's attention pass 1 (probe build attn_fused_v1p): time from the grid wait to the end of "
