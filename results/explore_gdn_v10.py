@@ -85,5 +85,22 @@ def main(new=10, before=(7,), what=WHAT10):
     print(f"  failures: {E.failures}  ({time.time() - T0:.0f} s)", flush=True)
 
 
+
+def print_summary(data, runs, t0):
+    "The last lines of explore_gdn_v12.py and v14.py: identity, chained PDL timings, probes, pairs (factored out of them after their records)."
+    print("SUMMARY (us per layer per token, fp32 state; goal <= 2.5):")
+    for n, r in (data["identity"] or {}).items():
+        print(f"  identity {n} vs v3: " + ", ".join(f"{k} {v['identical']}/{v['calls']}" + (f" ERROR {v['error']}" if v["error"] else "") for k, v in r.items()))
+    print(f"  probe identity: {data['probe_identity']}")
+    for v in runs:
+        t = (data["timing"] or {}).get(f"v{v}")
+        pd = [r["us"] for r in data["timing_pdl"] if r["variant"] == v and r["M"] == 1 and r["us"]]
+        pd8 = [r["us_per_token"] for r in data["timing_pdl"] if r["variant"] == v and r["M"] == 8 and r["us"]]
+        print(f"  v{v}: graph M=1 {V7.m1(t) if t else float('nan'):.2f}; chained PDL M=1 {', '.join(f'{u:.2f}' for u in pd)}; M=8 per token {', '.join(f'{u:.2f}' for u in pd8)}")
+    for p in data["probe"] or []:
+        if p: print(f"  probe v{p['variant']} pdl={p['pdl']}: " + ", ".join(f"{ph['ns']:.0f}" for ph in p["phases"]) + f" ns; span {p['launch_span_ns']:.0f}, gap {p['gap_between_launches_ns']:.0f}")
+    print(f"  pairs: {data.get('pairs')}")
+    print(f"  failures: {E.failures}  ({time.time() - t0:.0f} s)", flush=True)
+
 if __name__ == "__main__":
     main()

@@ -8,7 +8,8 @@
 # 2. gdn.timing (graph of 48 layers, M = 1..8, the heads fit) for v7 and v12; chained PDL graphs of 48 launches at M = 1
 #    and 8, v7, v12 and v13 interleaved, three rounds.
 # 3. the phase probe of block 0 under PDL (v7, v12, v13); then [qkv|z GEMV, GDN] x 48 pairs with v7, v12, v13.
-# Writes OUT_DIR/gdn_v12_h200.json; prints a short table last. (Its imports were shortened after the record was made: the same modules.)
+# Writes OUT_DIR/gdn_v12_h200.json; prints a short table last. (Its imports were shortened after the record was made: the same
+# modules; its summary lines moved into explore_gdn_v10.print_summary, shared with explore_gdn_v14.py: the same lines.)
 import os, sys, time
 import torch
 from qwen_engine import gdn as G
@@ -68,19 +69,7 @@ def main():
     record()
     if E.HAS_PDL and len(runs) > 1: data["pairs"] = E.safe("gemv+gdn pairs", lambda: E.pairs(runs))
     record()
-    print("SUMMARY (us per layer per token, fp32 state; goal <= 2.5):")
-    for n, r in (data["identity"] or {}).items():
-        print(f"  identity {n} vs v3: " + ", ".join(f"{k} {v['identical']}/{v['calls']}" + (f" ERROR {v['error']}" if v["error"] else "") for k, v in r.items()))
-    print(f"  probe identity: {data['probe_identity']}")
-    for v in runs:
-        t = (data["timing"] or {}).get(f"v{v}")
-        pd = [r["us"] for r in data["timing_pdl"] if r["variant"] == v and r["M"] == 1 and r["us"]]
-        pd8 = [r["us_per_token"] for r in data["timing_pdl"] if r["variant"] == v and r["M"] == 8 and r["us"]]
-        print(f"  v{v}: graph M=1 {V7.m1(t) if t else float('nan'):.2f}; chained PDL M=1 {', '.join(f'{u:.2f}' for u in pd)}; M=8 per token {', '.join(f'{u:.2f}' for u in pd8)}")
-    for p in data["probe"] or []:
-        if p: print(f"  probe v{p['variant']} pdl={p['pdl']}: " + ", ".join(f"{ph['ns']:.0f}" for ph in p["phases"]) + f" ns; span {p['launch_span_ns']:.0f}, gap {p['gap_between_launches_ns']:.0f}")
-    print(f"  pairs: {data.get('pairs')}")
-    print(f"  failures: {E.failures}  ({time.time() - T0:.0f} s)", flush=True)
+    X.print_summary(data, runs, T0)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@
 #    equal, ms a token at 1K and 32K interleaved three times (explore_util.step_plans -> gdn_v14_step_h200.json).
 # Writes OUT_DIR/gdn_v14_h200.json; prints a short table last. (A first run measured v14 as a kernel of its own,
 # gdn_decode_v14 (a0ee097); the record is of v7's NOB2 build it was folded into, variant 14 still: the same times.)
+# (Its summary lines moved into explore_gdn_v10.print_summary after the record: the same lines.)
 import os, sys, time
 import torch
 from qwen_engine import gdn as G
@@ -66,19 +67,7 @@ def main():
     record()
     if E.HAS_PDL and len(runs) > 1: data["pairs"] = E.safe("gemv+gdn pairs", lambda: E.pairs(runs))
     record()
-    print("SUMMARY (us per layer per token, fp32 state; goal <= 2.5):")
-    for n, r in (data["identity"] or {}).items():
-        print(f"  identity {n} vs v3: " + ", ".join(f"{k} {v['identical']}/{v['calls']}" + (f" ERROR {v['error']}" if v["error"] else "") for k, v in r.items()))
-    print(f"  probe identity: {data['probe_identity']}")
-    for v in runs:
-        t = (data["timing"] or {}).get(f"v{v}")
-        pd = [r["us"] for r in data["timing_pdl"] if r["variant"] == v and r["M"] == 1 and r["us"]]
-        pd8 = [r["us_per_token"] for r in data["timing_pdl"] if r["variant"] == v and r["M"] == 8 and r["us"]]
-        print(f"  v{v}: graph M=1 {V7.m1(t) if t else float('nan'):.2f}; chained PDL M=1 {', '.join(f'{u:.2f}' for u in pd)}; M=8 per token {', '.join(f'{u:.2f}' for u in pd8)}")
-    for p in data["probe"] or []:
-        if p: print(f"  probe v{p['variant']} pdl={p['pdl']}: " + ", ".join(f"{ph['ns']:.0f}" for ph in p["phases"]) + f" ns; span {p['launch_span_ns']:.0f}, gap {p['gap_between_launches_ns']:.0f}")
-    print(f"  pairs: {data.get('pairs')}")
-    print(f"  failures: {E.failures}  ({time.time() - T0:.0f} s)", flush=True)
+    X.print_summary(data, runs, T0)
     if len(runs) > 1:
         def apply(step, v): G.VARIANT = v
         explore_util.step_plans(OUT, "gdn_v14_step_h200",
