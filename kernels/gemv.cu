@@ -1951,6 +1951,119 @@ template __global__ void gemv_stream_probe<8>(const uint4*, long long, unsigned*
 template __global__ void gemv_stream_probe<16>(const uint4*, long long, unsigned*);
 #endif
 
+// ---- v24: persistent whole-row streams: v14's loads, math and sums, a ring that never drains between row sets --------
+// v14 gives each warp one row set for its K slice: at K = 5,120 that is 10 steps, so every warp's register ring fills and
+// drains once per 10 steps, and every block is launched, ramps up and retires (the large shapes' grids run 2-3 waves of
+// blocks). v24 launches a grid that is resident at once; warp w takes row sets w, w + NW, w + 2 NW, ... (NW: the grid's
+// warps, so at any moment the grid reads neighbouring row sets, as a grid-stride stream does) and its ring runs through
+// them: the next set's first steps are requested while this set's last steps are computed, and this set's epilogue runs
+// while they are in flight. Past the warp's last set the refills ask for its last step again (in L2; never read), so the
+// loop has no branch around a load. KST = K / 512 is a compile-time constant (one model: 10 steps at K = 5,120); XS: the
+// whole activation (K bf16) staged in shared memory once per block, not carried in the ring. One token (M = 1), no K
+// split: each row's sum takes v14's steps in v14's order (SK = KS = 1), so the outputs are v14's bit for bit.
+template <int SR, int RP, int EPI, int D, bool XS, int KST, int MINB>
+__global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v24(
+    const unsigned char* __restrict__ W, const float* __restrict__ scale, const unsigned short* __restrict__ x,
+    const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
+    float* __restrict__ partial, unsigned* __restrict__ counters) {
+  static_assert(D >= 2 && KST % D == 0 && RP >= 1 && 2 * RP <= 32, "whole groups of D steps a row set; one lane per output");
+  constexpr int KK = 512 * KST, KT = 4 * KST, RS = EPI == 2 ? RP : 2 * RP;   // K; its 128-wide tiles; a set's (gate) rows
+  extern __shared__ uint4 xsm[];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3, lk = 64 * g + 16 * t;
+  const int Nout = EPI == 2 ? N / 2 : N, nsets = Nout / RS;
+  const int w0 = blockIdx.x * SR + warp, NW = gridDim.x * SR;
+  const int nmine = w0 < nsets ? (nsets - 1 - w0) / NW + 1 : 0;
+  uint4 wv[D][2 * RP], xv[XS ? 1 : D][1][2];
+  float sl[D], sh[D];
+  // A set's pointers: its first (gate) row at this lane's bytes; the up rows (SwiGLU) Nout rows on; the two tile-scale rows.
+  auto set_w = [&](int u) { return W + (size_t)u * RS * KK + lk; };
+  auto set_s = [&](int u) { return scale + (size_t)((u * RS) >> 7) * KT + (g >> 1); };
+  const size_t up_w = (size_t)Nout * KK;                    // SwiGLU: row p's up row, from its gate row
+  const int up_s = (Nout >> 7) * KT;
+  auto load = [&](int slot, const unsigned char* pw, const float* ps, int st) {   // one set's step st
+#pragma unroll
+    for (int p = 0; p < RP; ++p) {
+      wv[slot][2 * p] = ld_stream(pw + (EPI == 2 ? p : 2 * p) * KK + 512 * st);
+      wv[slot][2 * p + 1] = ld_stream(pw + (EPI == 2 ? up_w + p * KK : (2 * p + 1) * KK) + 512 * st);
+    }
+    sl[slot] = __ldg(ps + 4 * st);
+    sh[slot] = EPI == 2 ? __ldg(ps + up_s + 4 * st) : 0.f;
+  };
+#pragma unroll
+  for (int d = 0; d < D - 1; ++d) if (nmine) load(d, set_w(w0), set_s(w0), d);   // before the wait: weights are never written by a kernel
+  qe_grid_wait();
+  qe_grid_launch_dependents();
+  if (XS) {
+    for (int i = threadIdx.x; i < KK / 8; i += blockDim.x) xsm[i] = __ldg(reinterpret_cast<const uint4*>(x) + i);
+    __syncthreads();
+  } else {
+#pragma unroll
+    for (int d = 0; d < D - 1; ++d) v13_load_x<1>(xv[d], x, M, KK, 512 * d + lk);
+  }
+  for (int i = 0, u = w0; i < nmine; ++i, u += NW) {
+    const bool more = i + 1 < nmine;
+    const unsigned char* cw = set_w(u); const unsigned char* nw = set_w(u + NW) - 512 * KST;   // the next set's, as steps KST..
+    const float* cs = set_s(u); const float* ns = set_s(u + NW) - 4 * KST;
+    float acc[1][RP][2];
+#pragma unroll
+    for (int p = 0; p < RP; ++p) acc[0][p][0] = acc[0][p][1] = 0.f;
+#pragma unroll 1
+    for (int s = 0; s < KST; s += D) {
+#pragma unroll
+      for (int d = 0; d < D; ++d) {
+        const int cur = s + d, nx = cur + D - 1, sn = (d + D - 1) % D;   // the slots are compile-time, the steps not
+        const bool wrap = nx >= KST;                      // the refill is the next set's step nx - KST; none past the last set
+        if (!wrap || more) load(sn, wrap ? nw : cw, wrap ? ns : cs, nx);
+        if (!XS) v13_load_x<1>(xv[sn], x, M, KK, 512 * (wrap ? nx - KST : nx) + lk);
+        const float slo = sl[d] * W_RESCALE_BITS, shi = (EPI == 2 ? sh[d] : sl[d]) * W_RESCALE_BITS;
+        if (XS) {
+          uint4 xl[1][2];
+          xl[0][0] = xsm[cur * 64 + 8 * g + 2 * t]; xl[0][1] = xsm[cur * 64 + 8 * g + 2 * t + 1];
+          v13_math<RP, 1>(acc, wv[d], xl, slo, shi, g);
+        } else {
+          v13_math<RP, 1>(acc, wv[d], xv[d], slo, shi, g);
+        }
+      }
+    }
+    // v13's epilogue for one token: the 8 segments' sums in segment order, then lane (p, h) stores one output.
+#pragma unroll
+    for (int p = 0; p < RP; ++p)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        float tot = 0.f;
+#pragma unroll
+        for (int sg = 0; sg < 8; ++sg) tot += __shfl_sync(0xffffffffu, acc[0][p][h], 4 * sg + (sg >> 1));
+        acc[0][p][h] = tot;
+      }
+#pragma unroll
+    for (int p = 0; p < RP; ++p)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        if (lane != 2 * p + h) continue;
+        const int row[2] = {EPI == 2 ? u * RS + p : u * RS + 2 * p, EPI == 2 ? u * RS + p + Nout : u * RS + 2 * p + 1};
+        if (EPI == 2) {
+          if (h) continue;
+          const float gt = bf16_to_f32(f32_to_bf16(acc[0][p][0])), up = bf16_to_f32(f32_to_bf16(acc[0][p][1]));
+          const float act = bf16_to_f32(f32_to_bf16(gt / (1.f + expf(-gt))));
+          y[row[0]] = f32_to_bf16(act * up);
+        } else {
+          float v = bf16_to_f32(f32_to_bf16(acc[0][p][h]));
+          if (EPI == 1) v = v + bf16_to_f32(res[row[h]]);
+          y[row[h]] = f32_to_bf16(v);
+        }
+      }
+  }
+}
+#define GEMV24_INST(SR, RP, EPI, D, XS, KST, MB) template __global__ void gemv_fp8_v24<SR, RP, EPI, D, XS, KST, MB>( \
+    const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
+GEMV24_INST(2, 4, 2, 2, false, 10, 1) GEMV24_INST(2, 4, 2, 2, true, 10, 1) GEMV24_INST(4, 2, 2, 2, true, 10, 1)
+GEMV24_INST(4, 2, 2, 2, false, 10, 1) GEMV24_INST(2, 2, 2, 2, true, 10, 1) GEMV24_INST(4, 1, 2, 5, true, 10, 1)
+GEMV24_INST(8, 1, 2, 5, true, 10, 1) GEMV24_INST(4, 2, 2, 5, true, 10, 1) GEMV24_INST(4, 2, 0, 2, true, 10, 1)
+GEMV24_INST(4, 2, 0, 2, false, 10, 1) GEMV24_INST(2, 4, 0, 2, false, 10, 1) GEMV24_INST(4, 1, 0, 5, true, 10, 1)
+GEMV24_INST(8, 1, 0, 2, true, 10, 1) GEMV24_INST(4, 2, 0, 5, true, 10, 1) GEMV24_INST(4, 4, 2, 2, true, 10, 1)
+#endif
+
 // ---- lm_head: bf16 weights over a row set, fused with argmax --------------------------------------------
 // Block b computes the logits of rows rowset[16 b .. 16 b + 15] for M tokens (bf16-rounded, as the oracle's logits
 // are), writes them if `logits` is not null, and writes its best (value, lowest id) per token to `part`.
