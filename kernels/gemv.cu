@@ -1961,12 +1961,14 @@ template __global__ void gemv_stream_probe<16>(const uint4*, long long, unsigned
 // loop has no branch around a load. KST = K / 512 is a compile-time constant (one model: 10 steps at K = 5,120); XS: the
 // whole activation (K bf16) staged in shared memory once per block, not carried in the ring. One token (M = 1), no K
 // split: each row's sum takes v14's steps in v14's order (SK = KS = 1), so the outputs are v14's bit for bit.
-template <int SR, int RP, int EPI, int D, bool XS, int KST, int MINB>
-__global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v24(
+// PF (v25): each step also asks L1 (prefetch.global.L1, no register) for the weights PF steps past the ring's refill,
+// within this set or the next, so the ring's loads find L1; LDK 1: the ring's loads may allocate in L1 (ld.global.nc).
+template <int SR, int RP, int EPI, int D, bool XS, int KST, int PF, int LDK>
+__device__ __forceinline__ void gemv_v24_body(
     const unsigned char* __restrict__ W, const float* __restrict__ scale, const unsigned short* __restrict__ x,
-    const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
-    float* __restrict__ partial, unsigned* __restrict__ counters) {
+    const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int M) {
   static_assert(D >= 2 && KST % D == 0 && RP >= 1 && 2 * RP <= 32, "whole groups of D steps a row set; one lane per output");
+  static_assert(PF >= 0 && D - 1 + PF <= KST, "the L1 prefetch reaches at most into the next set");
   constexpr int KK = 512 * KST, KT = 4 * KST, RS = EPI == 2 ? RP : 2 * RP;   // K; its 128-wide tiles; a set's (gate) rows
   extern __shared__ uint4 xsm[];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3, lk = 64 * g + 16 * t;
@@ -1983,14 +1985,25 @@ __global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v24(
   auto load = [&](int slot, const unsigned char* pw, const float* ps, int st) {   // one set's step st
 #pragma unroll
     for (int p = 0; p < RP; ++p) {
-      wv[slot][2 * p] = ld_stream(pw + (EPI == 2 ? p : 2 * p) * KK + 512 * st);
-      wv[slot][2 * p + 1] = ld_stream(pw + (EPI == 2 ? up_w + p * KK : (2 * p + 1) * KK) + 512 * st);
+      const unsigned char* a = pw + (EPI == 2 ? p : 2 * p) * KK + 512 * st;
+      const unsigned char* b = pw + (EPI == 2 ? up_w + p * KK : (2 * p + 1) * KK) + 512 * st;
+      wv[slot][2 * p] = LDK ? __ldg(reinterpret_cast<const uint4*>(a)) : ld_stream(a);
+      wv[slot][2 * p + 1] = LDK ? __ldg(reinterpret_cast<const uint4*>(b)) : ld_stream(b);
     }
     sl[slot] = __ldg(ps + 4 * st);
     sh[slot] = EPI == 2 ? __ldg(ps + up_s + 4 * st) : 0.f;
   };
+  auto prefetch = [&](const unsigned char* pw, int st) {   // PF: one set's step st into L1 (each lane its own 16 bytes)
+#pragma unroll
+    for (int p = 0; p < RP; ++p) {
+      asm volatile("prefetch.global.L1 [%0];" :: "l"(pw + (EPI == 2 ? p : 2 * p) * KK + 512 * st));
+      asm volatile("prefetch.global.L1 [%0];" :: "l"(pw + (EPI == 2 ? up_w + p * KK : (2 * p + 1) * KK) + 512 * st));
+    }
+  };
 #pragma unroll
   for (int d = 0; d < D - 1; ++d) if (nmine) load(d, set_w(w0), set_s(w0), d);   // before the wait: weights are never written by a kernel
+#pragma unroll
+  for (int d = 0; d < PF; ++d) if (nmine) prefetch(set_w(w0), D - 1 + d);
   qe_grid_wait();
   qe_grid_launch_dependents();
   if (XS) {
@@ -2014,6 +2027,7 @@ __global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v24(
         const int cur = s + d, nx = cur + D - 1, sn = (d + D - 1) % D;   // the slots are compile-time, the steps not
         const bool wrap = nx >= KST;                      // the refill is the next set's step nx - KST; none past the last set
         if (!wrap || more) load(sn, wrap ? nw : cw, wrap ? ns : cs, nx);
+        if (PF) { const bool pw = nx + PF >= KST; if (!pw || more) prefetch(pw ? nw : cw, nx + PF); }
         if (!XS) v13_load_x<1>(xv[sn], x, M, KK, 512 * (wrap ? nx - KST : nx) + lk);
         const float slo = sl[d] * W_RESCALE_BITS, shi = (EPI == 2 ? sh[d] : sl[d]) * W_RESCALE_BITS;
         if (XS) {
@@ -2054,7 +2068,24 @@ __global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v24(
       }
   }
 }
+template <int SR, int RP, int EPI, int D, bool XS, int KST, int MINB>
+__global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v24(
+    const unsigned char* __restrict__ W, const float* __restrict__ scale, const unsigned short* __restrict__ x,
+    const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
+    float* __restrict__ partial, unsigned* __restrict__ counters) {
+  gemv_v24_body<SR, RP, EPI, D, XS, KST, 0, 0>(W, scale, x, res, y, N, M);
+}
+// v25: v24 with the weights PF steps past the ring asked of L1 (prefetch.global.L1), LDK as above. Same sums: v24's bits.
+template <int SR, int RP, int EPI, int D, bool XS, int KST, int MINB, int PF, int LDK>
+__global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v25(
+    const unsigned char* __restrict__ W, const float* __restrict__ scale, const unsigned short* __restrict__ x,
+    const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
+    float* __restrict__ partial, unsigned* __restrict__ counters) {
+  gemv_v24_body<SR, RP, EPI, D, XS, KST, PF, LDK>(W, scale, x, res, y, N, M);
+}
 #define GEMV24_INST(SR, RP, EPI, D, XS, KST, MB) template __global__ void gemv_fp8_v24<SR, RP, EPI, D, XS, KST, MB>( \
+    const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+#define GEMV25_INST(SR, RP, EPI, D, XS, KST, MB, PF, LDK) template __global__ void gemv_fp8_v25<SR, RP, EPI, D, XS, KST, MB, PF, LDK>( \
     const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 #ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 GEMV24_INST(2, 4, 2, 2, false, 10, 1) GEMV24_INST(2, 4, 2, 2, true, 10, 1) GEMV24_INST(4, 2, 2, 2, true, 10, 1)
@@ -2062,6 +2093,7 @@ GEMV24_INST(4, 2, 2, 2, false, 10, 1) GEMV24_INST(2, 2, 2, 2, true, 10, 1) GEMV2
 GEMV24_INST(8, 1, 2, 5, true, 10, 1) GEMV24_INST(4, 2, 2, 5, true, 10, 1) GEMV24_INST(4, 2, 0, 2, true, 10, 1)
 GEMV24_INST(4, 2, 0, 2, false, 10, 1) GEMV24_INST(2, 4, 0, 2, false, 10, 1) GEMV24_INST(4, 1, 0, 5, true, 10, 1)
 GEMV24_INST(8, 1, 0, 2, true, 10, 1) GEMV24_INST(4, 2, 0, 5, true, 10, 1) GEMV24_INST(4, 4, 2, 2, true, 10, 1)
+GEMV25_INST(2, 4, 2, 2, false, 10, 1, 4, 0) GEMV25_INST(2, 4, 2, 2, false, 10, 1, 4, 1)
 #endif
 
 // ---- lm_head: bf16 weights over a row set, fused with argmax --------------------------------------------

@@ -19,11 +19,18 @@ CFGS = {2: [(2, 4, 2, False), (2, 4, 2, True), (4, 2, 2, True), (4, 2, 2, False)
         0: [(4, 2, 2, True), (4, 2, 2, False), (2, 4, 2, False), (4, 1, 5, True), (8, 1, 2, True), (4, 2, 5, True)]}
 AWK = [(1152, 5120, 0, 5), (2304, 5120, 2, 7), (3840, 5120, 0, 3)]              # (N, K, epi, blocks): uneven sets per warp
 b = lambda v: "true" if v else "false"
-name = lambda epi, c: f"gemv_fp8_v24<{c[0]}, {c[1]}, {epi}, {c[2]}, {b(c[3])}, 10, 1>"
+name = lambda epi, c: (f"gemv_fp8_v24<{c[0]}, {c[1]}, {epi}, {c[2]}, {b(c[3])}, 10, 1>" if len(c) == 4 else    # (SR, RP, D, XS[, PF, LDK])
+                      f"gemv_fp8_v25<{c[0]}, {c[1]}, {epi}, {c[2]}, {b(c[3])}, 10, 1, {c[4]}, {c[5]}>")
 ALL = tuple(name(epi, c) for epi in CFGS for c in CFGS[epi])
 
 
-def kern(epi, c): return get_kernel("gemv", name(epi, c), together=ALL)
+RECORD = ("gemv_v24_h200", "v24 (v14's whole-row streams in a resident grid, each warp's ring running through its row sets without "
+          "draining) on the three K = 5,120 shapes: bit identity with the engine's kernel and with v14 at small uneven shapes, "
+          "registers and blocks an SM, alone with PDL interleaved with the engine's kernel (two rounds), then the token's GEMVs "
+          "and the decode step with each shape's winner.", "explore_gemv_v24.py")
+
+
+def kern(epi, c): return get_kernel("gemv", name(epi, c), together=ALL if len(c) == 4 else ())
 
 
 def sets_of(N, epi, c): return (N // 2 if epi == 2 else N) // (c[1] if epi == 2 else 2 * c[1])
@@ -83,11 +90,7 @@ def time24(gen, N, K, epi, c, blocks):
 
 
 def main():
-    rec, guard, el, save = explore_util.recorder(
-        "gemv_v24_h200", "v24 (v14's whole-row streams in a resident grid, each warp's ring running through its row sets without "
-        "draining) on the three K = 5,120 shapes: bit identity with the engine's kernel and with v14 at small uneven shapes, "
-        "registers and blocks an SM, alone with PDL interleaved with the engine's kernel (two rounds), then the token's GEMVs "
-        "and the decode step with each shape's winner.", "explore_gemv_v24.py",
+    rec, guard, el, save = explore_util.recorder(*RECORD,
         configs={str(e): [list(c) for c in v] for e, v in CFGS.items()}, regs={}, occupancy={}, identity=[], timings=[], wins={},
         token={}, step=[], step_tokens={})
     bw = rec["bandwidth_tbps"]
