@@ -5,7 +5,7 @@ registers, but its sweep (gemv_v20_h200.json) went to 3-4 steps only, the depth 
 (7-9 in flight a warp: 100-180 KB an SM at the blocks shared memory allows), the carveout set to the most shared memory.
 Each configuration: bit identity with the engine's kernel, blocks an SM, then alone with PDL interleaved with the engine's
 (two rounds), then the token's GEMVs and the decode step with each shape's winner.
-Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_v20deep.py OUT_DIR (gemv_v20deep_h200.json). About 3 minutes."""
+Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_v20deep.py OUT_DIR (gemv_v20deep_h200.json). About 30 seconds."""
 import torch
 from qwen_engine import gemv as G
 import explore_util

@@ -5,7 +5,8 @@ kernel (model shapes) and against v14 at its own row pairs (small shapes whose g
 sets), then timed alone with PDL interleaved with the engine's kernel (two rounds; each configuration at the most blocks
 an SM holds and at the fewest blocks that keep the same number of rounds), then the token's GEMVs and the decode step
 with each shape's winner (tokens compared first).
-Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_v24.py OUT_DIR (gemv_v24_h200.json). About 4 minutes."""
+Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_v24.py OUT_DIR (gemv_v24_h200.json). About 20 seconds.
+(RECORD and v25's names were factored in after gemv_v24_h200.json was made, for explore_gemv_v25.py: the same steps, not re-run.)"""
 import math
 import numpy as np
 import torch

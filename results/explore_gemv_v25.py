@@ -5,7 +5,7 @@ filled by cp.async is slower the deeper it goes. L1 is the one buffer left that 
 On the three K = 5,120 shapes, v24's builds with PF = 0 (v24 itself) beside PF = 2..8 and the ring's loads allocating
 in L1 or not (LDK): bit identity with the engine's kernel, then alone with PDL interleaved with the engine's (two rounds),
 then the token's GEMVs and the decode step with each shape's winner, as explore_gemv_v24.py does.
-Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_v25.py OUT_DIR (gemv_v25_h200.json). About 2 minutes."""
+Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_v25.py OUT_DIR (gemv_v25_h200.json). About 20 seconds."""
 import explore_gemv_v24 as V
 
 V.CFGS = {2: [(2, 4, 2, False), (2, 4, 2, False, 2, 0), (2, 4, 2, False, 4, 0), (2, 4, 2, False, 6, 0), (2, 4, 2, False, 8, 0),
