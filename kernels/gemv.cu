@@ -82,6 +82,13 @@
 //      Held to v14's blocks an SM: qkv|z -5 %, down -3 %, the step 0.04 ms faster at 1K, 0.05 at 32K (gemv_v23_h200.json):
 //      THE ENGINE'S on qkv|z and down (ENGINE_MINB holds the blocks an SM). Around those configurations nothing more
 //      (gemv_v23b_h200.json); on gate|up held, a tie (gemv_occupancy_h200.json).
+//   v24 gemv_fp8_v24<SR, RP, EPI, D, XS, KST, MINB>: v14 in a grid resident at once, warp w taking row sets w, w + NW, ...,
+//      its register ring running on through them (no drain between sets); K = 512 KST fixed at compile time, one token.
+//      Bit-identical to the engine's. Lost: gate|up 85-87 % at the engine's 6 blocks an SM vs 88-89 %, q|gate|k|v 81 vs
+//      84, qkv|z a tie (gemv_v24_h200.json): the loss is the steady state, not each warp's ramp and drain.
+//   v25 gemv_fp8_v25<..., PF, LDK>: v24 with the weights PF steps past the ring prefetched into L1 (prefetch.global.L1).
+//      Bit-identical. Lost, the more so the further ahead: gate|up 78 % at PF = 2-4, 68 % at 8 (gemv_v25_h200.json).
+//      (v20 at 6-10 steps of shared-memory ring, the same question: 50-69 %, the deeper the slower: gemv_v20deep_h200.json.)
 //   lm_head_bf16_v2<S>: the same structure for the bf16 vocabulary projection over a row set, with argmax.
 //   lm_head_bf16_v3<SR, RP, MT, D>: the head with v13's whole-row streams (bf16 pairs permuted, no widening), a D-step
 //      ring; the same per-block argmax partials. 667 us alone vs v2's 687, 0.01 ms slower in the step (head_v3_h200.json).
