@@ -2103,6 +2103,99 @@ GEMV24_INST(8, 1, 0, 2, true, 10, 1) GEMV24_INST(4, 2, 0, 5, true, 10, 1) GEMV24
 GEMV25_INST(2, 4, 2, 2, false, 10, 1, 4, 0) GEMV25_INST(2, 4, 2, 2, false, 10, 1, 4, 1)
 #endif
 
+// ---- v26: each row's bytes asked for in runs of U steps ------------------------------------------------------------
+// Every variant that asked for more bytes ahead lost, and the deeper it asked the more it lost (v20 at 6-10 steps, v25);
+// the plain stream, which asks for the most, reads 95 %. What differs is the order: v14's warp asks, each step, for 512
+// bytes of each of its 8 rows, and for the next 512 bytes of a row only a step later, while the stream's neighbouring
+// warps ask for neighbouring bytes at once. If the DRAM rows (pages) opened per byte read are what it costs, asking for a
+// row's bytes in longer runs should win at the same bytes in flight. v26 keeps v14's step, math and sums, and changes only
+// the ring's unit: a slot holds U consecutive steps of the warp's 2 RP rows (each row's U 512-byte pieces requested one
+// after another, a 512 U-byte run), two slots; the activation is read at use (L1) and each step's scales ride in the slot.
+// One token, no K split, KST = K / 512 fixed at compile time: each row's sum is v14's, step for step (bit-identical).
+template <int SR, int RP, int EPI, int U, int KST, int MINB>
+__global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v26(
+    const unsigned char* __restrict__ W, const float* __restrict__ scale, const unsigned short* __restrict__ x,
+    const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
+    float* __restrict__ partial, unsigned* __restrict__ counters) {
+  static_assert(KST % U == 0 && RP >= 1 && 2 * RP <= 32, "whole runs of U steps a row; one lane per output");
+  constexpr int KK = 512 * KST, KT = 4 * KST, NS = KST / U, RS = EPI == 2 ? RP : 2 * RP;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3, lk = 64 * g + 16 * t;
+  const int Nout = EPI == 2 ? N / 2 : N, u0 = blockIdx.x * SR + warp;           // this warp's row set
+  const unsigned char* pw = W + (size_t)u0 * RS * KK + lk;
+  const size_t up_w = (size_t)Nout * KK;
+  const float* ps = scale + (size_t)((u0 * RS) >> 7) * KT + (g >> 1);
+  const int up_s = (Nout >> 7) * KT;
+  uint4 wv[2][U][2 * RP];
+  float sl[2][U], sh[2][U];
+  auto load = [&](int slot, int ss) {                      // run ss: steps U ss .. U ss + U - 1 of each row, row after row
+#pragma unroll
+    for (int p = 0; p < RP; ++p)
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+          wv[slot][u][2 * p + h] = ld_stream(pw + (EPI == 2 ? (h ? up_w : 0) + p * KK : (2 * p + h) * KK) + 512 * (U * ss + u));
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      sl[slot][u] = __ldg(ps + 4 * (U * ss + u));
+      sh[slot][u] = EPI == 2 ? __ldg(ps + up_s + 4 * (U * ss + u)) : 0.f;
+    }
+  };
+  load(0, 0);                                              // before the wait: weights and scales are never written by a kernel
+  qe_grid_wait();
+  qe_grid_launch_dependents();
+  float acc[1][RP][2];
+#pragma unroll
+  for (int p = 0; p < RP; ++p) acc[0][p][0] = acc[0][p][1] = 0.f;
+#pragma unroll
+  for (int ss = 0; ss < NS; ++ss) {
+    if (ss + 1 < NS) load((ss + 1) & 1, ss + 1);
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int st = U * ss + u;
+      uint4 xl[1][2];
+      xl[0][0] = __ldg(reinterpret_cast<const uint4*>(x + 512 * st + lk));
+      xl[0][1] = __ldg(reinterpret_cast<const uint4*>(x + 512 * st + lk + 8));
+      const float slo = sl[ss & 1][u] * W_RESCALE_BITS, shi = (EPI == 2 ? sh[ss & 1][u] : sl[ss & 1][u]) * W_RESCALE_BITS;
+      v13_math<RP, 1>(acc, wv[ss & 1][u], xl, slo, shi, g);
+    }
+  }
+  // v13's epilogue for one token: the 8 segments' sums in segment order, then lane (p, h) stores one output.
+#pragma unroll
+  for (int p = 0; p < RP; ++p)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float tot = 0.f;
+#pragma unroll
+      for (int sg = 0; sg < 8; ++sg) tot += __shfl_sync(0xffffffffu, acc[0][p][h], 4 * sg + (sg >> 1));
+      acc[0][p][h] = tot;
+    }
+#pragma unroll
+  for (int p = 0; p < RP; ++p)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      if (lane != 2 * p + h) continue;
+      const int row[2] = {EPI == 2 ? u0 * RS + p : u0 * RS + 2 * p, EPI == 2 ? u0 * RS + p + Nout : u0 * RS + 2 * p + 1};
+      if (EPI == 2) {
+        if (h) continue;
+        const float gt = bf16_to_f32(f32_to_bf16(acc[0][p][0])), up = bf16_to_f32(f32_to_bf16(acc[0][p][1]));
+        const float act = bf16_to_f32(f32_to_bf16(gt / (1.f + expf(-gt))));
+        y[row[0]] = f32_to_bf16(act * up);
+      } else {
+        float v = bf16_to_f32(f32_to_bf16(acc[0][p][h]));
+        if (EPI == 1) v = v + bf16_to_f32(res[row[h]]);
+        y[row[h]] = f32_to_bf16(v);
+      }
+    }
+}
+#define GEMV26_INST(SR, RP, EPI, U, KST, MB) template __global__ void gemv_fp8_v26<SR, RP, EPI, U, KST, MB>( \
+    const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
+GEMV26_INST(2, 1, 2, 5, 10, 1) GEMV26_INST(2, 2, 2, 2, 10, 1) GEMV26_INST(2, 1, 2, 2, 10, 1) GEMV26_INST(4, 1, 2, 5, 10, 1)
+GEMV26_INST(2, 1, 2, 5, 10, 6) GEMV26_INST(2, 2, 2, 2, 10, 6) GEMV26_INST(2, 1, 2, 2, 10, 8) GEMV26_INST(4, 1, 0, 5, 10, 3)
+GEMV26_INST(2, 2, 2, 5, 10, 1) GEMV26_INST(4, 1, 0, 5, 10, 1) GEMV26_INST(4, 2, 0, 2, 10, 1) GEMV26_INST(2, 4, 2, 2, 10, 1)
+#endif
+
 // ---- lm_head: bf16 weights over a row set, fused with argmax --------------------------------------------
 // Block b computes the logits of rows rowset[16 b .. 16 b + 15] for M tokens (bf16-rounded, as the oracle's logits
 // are), writes them if `logits` is not null, and writes its best (value, lowest id) per token to `part`.
