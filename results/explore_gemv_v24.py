@@ -19,6 +19,8 @@ CFGS = {2: [(2, 4, 2, False), (2, 4, 2, True), (4, 2, 2, True), (4, 2, 2, False)
             (4, 2, 5, True)],                                                    # (SR, RP, D, XS)
         0: [(4, 2, 2, True), (4, 2, 2, False), (2, 4, 2, False), (4, 1, 5, True), (8, 1, 2, True), (4, 2, 5, True)]}
 AWK = [(1152, 5120, 0, 5), (2304, 5120, 2, 7), (3840, 5120, 0, 3)]              # (N, K, epi, blocks): uneven sets per warp
+cfgs_for = lambda N, K, epi: CFGS[epi]                                           # a shape's configurations
+LABEL = "v24"                                                                    # the plan's name in the token and step records
 b = lambda v: "true" if v else "false"
 name = lambda epi, c: (f"gemv_fp8_v24<{c[0]}, {c[1]}, {epi}, {c[2]}, {b(c[3])}, 10, 1>" if len(c) == 4 else    # (SR, RP, D, XS[, PF, LDK])
                       f"gemv_fp8_v25<{c[0]}, {c[1]}, {epi}, {c[2]}, {b(c[3])}, 10, 1, {c[4]}, {c[5]}>")
@@ -98,7 +100,7 @@ def main():
     gen = torch.Generator(device="cuda").manual_seed(24)
     ok = {}
     for N, K, epi in SHAPES:
-        for c in CFGS[epi]:
+        for c in cfgs_for(N, K, epi):
             nm = name(epi, c)
             rec["regs"][nm] = guard(f"regs {nm}", lambda: kern(epi, c).num_regs)
             rec["occupancy"][nm] = guard(f"occupancy {nm}", lambda: blocks_per_sm(epi, c))
@@ -110,7 +112,7 @@ def main():
             print(f"{N}x{K} {nm}: {rec['regs'][nm]} regs, {rec['occupancy'][nm]} blocks/SM, grids {gs}, identical "
                   f"{[r['identical'] for r in rec['identity'] if r['N'] == N and r['cfg'] == list(c)]} {el()}", flush=True)
     for N, K, epi, blocks in AWK:
-        for c in CFGS[epi][:3]:
+        for c in cfgs_for(N, K, epi)[:3]:
             r = guard(f"identity awkward {N} {c}", lambda: identity(gen, N, K, epi, c, blocks, "v14"))
             if r: rec["identity"].append(r); print(f"awkward {N}x{K} epi {epi} {c} x{blocks}: {r['identical']} {el()}", flush=True)
     save()
@@ -150,10 +152,10 @@ def main():
         plan["lm_head"] = G.ENGINE_CHOICE["lm_head"]
         v24plan = dict(plan)
         for (N, K), (c, g) in wins.items():
-            epi = 2 if N == 34816 else 0
+            epi = next(e for n, k, e in SHAPES if (n, k) == (N, K))
             v24plan[(N, K, epi)] = (24, c[0], 2 if epi == 2 else 1, 1, 0, c[2], 8, (c, g))
         for rnd in range(2 if wins else 0):
-            for label, p in (("engine", None), ("v24", v24plan)):
+            for label, p in (("engine", None), (LABEL, v24plan)):
                 r = guard(f"token {label}", lambda: G.token_graph(p, gen, bw, pdl=True, minb=G.ENGINE_MINB))
                 if r: rec["token"][f"{label} {rnd}"] = r; print(f"token {label} round {rnd}: {r['ms']:.3f} ms ({r['ratio']:.3f}x) {el()}", flush=True)
         save()
@@ -168,7 +170,7 @@ def main():
                 if on and x.shape[0] == 1 and (N, K) in wins: return run24(wq[0], wq[1], x, epi, res, o, *wins[(N, K)], pdl=step.pdl)
                 return engine_method(step, wq, x, epi, o, res)
             step._gemv = gm
-        guard("step", lambda: explore_util.step_ab(rec, guard, el, save, apply, "v24"))
+        guard("step", lambda: explore_util.step_ab(rec, guard, el, save, apply, LABEL))
     save()
     print(f"done {el()}; errors {len(rec['errors'])}")
 

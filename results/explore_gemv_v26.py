@@ -5,7 +5,9 @@ for the most and reads 95 %; if the DRAM pages opened per byte read are what it 
 the same bytes in flight. On the three K = 5,120 shapes: bit identity with the engine's kernel (and with v14 at small
 shapes), registers and blocks an SM, alone with PDL interleaved with the engine's kernel (two rounds), then the token's
 GEMVs and the decode step with each shape's winner (explore_gemv_v24.py's machinery; one row set a warp, v14's grid).
-Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_v26.py OUT_DIR (gemv_v26_h200.json). About 30 seconds."""
+Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_v26.py OUT_DIR (gemv_v26_h200.json). About 60 seconds.
+(The record's token and step plans are named "v24": the label came from explore_gemv_v24.py's machinery, which now takes
+it from LABEL; the plan measured is v26's winner. KST in the configurations came later, for explore_gemv_v26b.py.)"""
 import numpy as np
 import explore_gemv_v24 as V
 from qwen_engine.runtime import launch
@@ -13,7 +15,8 @@ from qwen_engine.runtime import launch
 V.CFGS = {2: [(2, 2, 2, 1), (2, 1, 5, 6), (2, 1, 2, 8), (2, 1, 2, 1), (2, 1, 5, 1), (2, 4, 2, 1)],     # (SR, RP, U, MINB)
           0: [(4, 2, 2, 1), (4, 1, 5, 3), (4, 1, 5, 1)]}
 V.AWK = [(1152, 5120, 0, 0), (2304, 5120, 2, 0)]
-V.name = lambda epi, c: f"gemv_fp8_v26<{c[0]}, {c[1]}, {epi}, {c[2]}, 10, {c[3]}>"
+V.name = lambda epi, c: f"gemv_fp8_v26<{c[0]}, {c[1]}, {epi}, {c[2]}, {c[4] if len(c) > 4 else 10}, {c[3]}>"   # (SR, RP, U, MINB[, KST])
+V.LABEL = "v26"
 V.ALL = tuple(V.name(epi, c) for epi in V.CFGS for c in V.CFGS[epi])
 V.kern = lambda epi, c: V.get_kernel("gemv", V.name(epi, c), together=V.ALL)
 
@@ -32,7 +35,7 @@ def grids(N, epi, c, sms=132):
 
 def run26(q, sc, x, epi, res, out, c, blocks, pdl=True):
     N, K = q.shape
-    assert K == 5120 and x.shape[0] == 1 and blocks == V.sets_of(N, epi, c) // c[0], "v26 here: K = 5,120, one token, v14's grid"
+    assert K == 512 * (c[4] if len(c) > 4 else 10) and x.shape[0] == 1 and blocks == V.sets_of(N, epi, c) // c[0], "v26: its K, one token, v14's grid"
     args = (q, sc, x, res if res is not None else x, out, np.int32(N), np.int32(K), np.int32(1), np.int32(out.shape[1]), out, out)
     launch(V.kern(epi, c), (blocks,), (32 * c[0],), args, pdl=pdl)
     return out
