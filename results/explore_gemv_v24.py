@@ -127,7 +127,7 @@ def main():
                 us = guard(f"time {N} {c} {g}", lambda: time24(gen, N, K, epi, c, g))
                 if us: rec["timings"].append(dict(N=N, K=K, epi=epi, cfg=list(c), blocks=g, rep=rep, us=us, frac=nb / (us * 1e-6) / (bw * 1e12)))
             print(f"rep {rep} {N}x{K}: " + ", ".join(f"{t['cfg'] if isinstance(t['cfg'], str) else (tuple(t['cfg']), t['blocks'])} {t['us']:.2f} "
-                                                      f"({100 * t['frac']:.1f} %)" for t in rec["timings"] if (t["N"], t["rep"]) == (N, rep)) + f" {el()}", flush=True)
+                                                      f"({100 * t['frac']:.1f} %)" for t in rec["timings"] if (t["N"], t["K"], t["rep"]) == (N, K, rep)) + f" {el()}", flush=True)
         save()
     for N, K, epi in SHAPES:                      # a winner: faster than the engine's kernel in both rounds' medians
         ts = [t for t in rec["timings"] if t["N"] == N]
