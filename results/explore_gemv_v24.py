@@ -130,7 +130,7 @@ def main():
                                                       f"({100 * t['frac']:.1f} %)" for t in rec["timings"] if (t["N"], t["K"], t["rep"]) == (N, K, rep)) + f" {el()}", flush=True)
         save()
     for N, K, epi in SHAPES:                      # a winner: faster than the engine's kernel in both rounds' medians
-        ts = [t for t in rec["timings"] if t["N"] == N]
+        ts = [t for t in rec["timings"] if (t["N"], t["K"]) == (N, K)]
         eng = median([t["us"] for t in ts if t["cfg"] == "engine"])
         by = {}
         for t in ts:
