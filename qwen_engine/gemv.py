@@ -10,11 +10,11 @@ __all__ = ['BLOCK', 'ENGINE_KERNELS', 'V3_KERNELS', 'V8_SWEEP', 'V8_KERNELS', 'V
            'HEAD_V4_SWEEP', 'HEAD_V4_KERNELS', 'HEAD_V5_SWEEP', 'HEAD_V5_KERNELS', 'HEAD_V6_SWEEP', 'HEAD_V6_KERNELS',
            'HEAD_V7_SWEEP', 'HEAD_V7_KERNELS', 'HEAD_V8_SWEEP', 'HEAD_V8_KERNELS', 'HEAD_KPT', 'HEAD_TOPK_SMEM',
            'MODEL_SHAPES', 'AWKWARD', 'V12_MARGIN', 'V12_PLAN', 'V12_MINB', 'ENGINE_MARGIN', 'ENGINE_CHOICE',
-           'ENGINE_V14', 'ENGINE_MINB', 'V19_SWEEP', 'V20_SWEEP', 'V20_KERNELS', 'V21_LP', 'V21_SWEEP', 'V21_KERNELS',
-           'V22_SWEEP', 'V22_KERNELS', 'V23_SWEEP', 'V23B_SWEEP', 'V23_KERNELS', 'V19_KERNELS', 'quantize_fp8',
-           'dequantize_fp8', 'gemv_reference', 'gemv_scratch', 'v4_plan', 'v4_scratch', 'v8_plan', 'v8_smem',
-           'v8_scratch', 'v13_grid', 'v13_scratch', 'v20_smem', 'v14_smem', 'v22_smem', 'stream_probe', 'gemv',
-           'lm_head_scratch', 'lm_head', 'head_keys', 'decode_head_keys', 'head_topk_ok', 'head_topk_capacity',
+           'ENGINE_V14', 'ENGINE_MINB', 'ENGINE_V26', 'V19_SWEEP', 'V20_SWEEP', 'V20_KERNELS', 'V21_LP', 'V21_SWEEP',
+           'V21_KERNELS', 'V22_SWEEP', 'V22_KERNELS', 'V23_SWEEP', 'V23B_SWEEP', 'V23_KERNELS', 'V19_KERNELS',
+           'quantize_fp8', 'dequantize_fp8', 'gemv_reference', 'gemv_scratch', 'v4_plan', 'v4_scratch', 'v8_plan',
+           'v8_smem', 'v8_scratch', 'v13_grid', 'v13_scratch', 'v20_smem', 'v14_smem', 'v22_smem', 'stream_probe',
+           'gemv', 'lm_head_scratch', 'lm_head', 'head_keys', 'decode_head_keys', 'head_topk_ok', 'head_topk_capacity',
            'head_topk_scratch', 'head_topk_reference', 'head_topk', 'engine_plan', 'engine_scratch', 'engine_kwargs',
            'engine_gemv', 'engine_choice', 'synth_fp8', 'torch_epilogue', 'check_gemv', 'check_ok',
            'check_multirow_identity', 'bytes_of', 'time_engine', 'time_gemv', 'time_scaled_mm', 'check_lm_head',
@@ -64,7 +64,8 @@ ENGINE_KERNELS = tuple(f"gemv_fp8_v11<{s}, {rg}, {e}>" for s, rg, e in ((1, 1, 0
                     "gemv_fp8_v14<2, 1, 4, 2, 1, 2, true, false, 1, false>") \
                  + ("gemv_fp8_v16<4, 1, 2, 1, 1, 3, true, 1, true>", "gemv_fp8_v18<4, 1, 2, 1, 1, 3, true, 1, true>") \
                  + ("lm_head_bf16_v6<8, 20, 1, 2, 20>", "lm_head_bf16_v6<8, 20, 8, 2, 20>") \
-                 + ("gemv_fp8_v23<4, 1, 2, 0, 1, 3, true, 4, false, false>", "gemv_fp8_v23<4, 1, 2, 1, 1, 3, true, 5, true, true>")
+                 + ("gemv_fp8_v23<4, 1, 2, 0, 1, 3, true, 4, false, false>", "gemv_fp8_v23<4, 1, 2, 1, 1, 3, true, 5, true, true>") \
+                 + ("gemv_fp8_v26<2, 1, 2, 2, 10, 8, true>",)
 # v3, the engine's GEMV until v11 (kept, with its numbers), compiled the same way when it is asked for.
 V3_KERNELS = tuple(f"gemv_fp8_v3<{s}, {rg}, {e}>" for s, rg, e in ((2, 1, 0), (4, 1, 0), (8, 1, 0), (4, 2, 0), (2, 1, 1), (4, 1, 1),
                                                                    (8, 1, 1), (2, 2, 2), (4, 2, 2), (8, 2, 2))) \
@@ -303,7 +304,7 @@ def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None,
     Nout = N // 2 if epi == 2 else N
     out = torch.empty(M, Nout, dtype=torch.bfloat16, device=q.device) if out is None else out
     if epi == 1: assert res is not None and res.shape == (M, N) and res.dtype == torch.bfloat16 and res.is_contiguous()
-    if pdl and variant not in (3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 19, 20, 21, 22, 23): raise ValueError(f"pdl: only v3 and v8-v23 wait for the kernel before it (qe_grid_wait); v{variant} does not")
+    if pdl and variant not in (3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 19, 20, 21, 22, 23, 26): raise ValueError(f"pdl: only v3, v8-v23 and v26 wait for the kernel before it (qe_grid_wait); v{variant} does not")
     if variant == 1:
         assert M == 1 and epi == 0, "v1 is the plain M = 1 baseline"
         launch(get_kernel("gemv", "gemv_fp8_v1"), (N // 8,), (256,), (q, scale, x, out, np.int32(N), np.int32(K)))
@@ -318,7 +319,7 @@ def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None,
         part, cnt = scratch if scratch is not None else v4_scratch(N, K, RG, epi, bps, q.device)
         launch(get_kernel("gemv", f"gemv_fp8_v4<{RG}, {epi}>"), (blocks,), (128,), args + (part, cnt))
         return out
-    assert variant in (3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 19, 20, 21, 22, 23) and 1 <= KS <= 16
+    assert variant in (3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 19, 20, 21, 22, 23, 26) and 1 <= KS <= 16
     if variant == 7:
         if KS > 1 and scratch is None: scratch = gemv_scratch(N, RG, KS, epi, q.device)
         part, cnt = scratch if KS > 1 else (out, out)
@@ -352,6 +353,16 @@ def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None,
         if k.max_dynamic_shared_size_bytes < smem: k.max_dynamic_shared_size_bytes = smem
         launch(k, (grid, KS), (32 * S,), args + (part, cnt), smem=smem)
         return out
+    if variant == 26 and M == 1:                        # S: warps a block (SR), D: steps a run (U), v13opt[1]: row pairs a warp; no split
+        SK, RP, early, *_ = v13opt
+        U, KST = D, K // 512
+        if KS != 1 or SK != 1 or K % 512 or KST % U: raise ValueError(f"v26 runs whole runs of {U} steps over K = {K} in one block (KS = 1, SK = 1)")
+        grid, _ = v13_grid(N, K, epi, S, RP)
+        name = f"gemv_fp8_v26<{S}, {RP}, {epi}, {U}, {KST}, {minb or 1}" + (", true>" if early else ">")
+        k = _engine_kernel(name) if name in ENGINE_KERNELS else get_kernel("gemv", name)
+        launch(k, (grid,), (32 * S,), args + (out, out), pdl=pdl)
+        return out
+    if variant == 26: variant = 14                      # M > 1: v14's 8-token build (V13_MULTI), the same sums a row: v26's bits
     if variant in (13, 14, 15, 16, 18, 19, 20, 21, 22, 23):   # S: warps on distinct rows (SR); v13opt = (SK warps splitting K, RP row pairs per warp, EARLY[, XS[, PF | LP]]); minb 1 = none
         SK, RP, early, *rest = v13opt
         xs = bool(rest and rest[0]) and variant in (14, 15, 16, 18, 19, 21, 23)
@@ -581,7 +592,7 @@ V12_MINB = {(5120, 6144, 1): 6, (34816, 5120, 2): 3}
 # repeat faster; 8.342 against 8.390 at 32K), greedy tokens equal.
 ENGINE_MARGIN = 0.01
 ENGINE_CHOICE = {(14336, 5120, 0): (14, 4, 1, 1), (16384, 5120, 0): (23, 4, 1, 1), (5120, 6144, 1): (18, 4, 1, 2),
-                 (34816, 5120, 2): (14, 2, 2, 1), (5120, 17408, 1): (23, 4, 1, 2), "lm_head": (6, 8, 20, 2, 2)}
+                 (34816, 5120, 2): (26, 2, 2, 1), (5120, 17408, 1): (23, 4, 1, 2), "lm_head": (6, 8, 20, 2, 2)}
 # The head: lm_head_bf16_v6 (the head as a stream, CUDA-core math: 8 warps, a ring of a whole row (20 chunks), rows in
 # groups of 2, 2 blocks an SM) since head_v6_h200.json: 563.1 / 562.9 us alone, 99.4 % of the run's bandwidth (a plain
 # stream 558.9), against v4's 607.6 / 609.0 (92 %); the decode step 7.985 / 7.987 ms at 1K against 8.004 / 8.017 and
@@ -593,7 +604,17 @@ ENGINE_V14 = {(14336, 5120, 0): (1, 2, 2, True, True), (16384, 5120, 0): (1, 2, 
 # configuration, compiled to keep v14's blocks an SM (ENGINE_MINB): alone qkv|z 20.48 / 20.50 us against 21.57 / 21.44,
 # down 23.28 / 23.30 against 24.09 / 24.05; the token of GEMVs 6.815 ms against 6.910 / 6.902; the decode step 7.856 /
 # 7.856 / 7.854 ms at 1K against 7.898 / 7.892 / 7.890 and 8.165 at 32K against 8.219 (greedy tokens equal).
-ENGINE_MINB = {(16384, 5120, 0): 4, (5120, 17408, 1): 5}   # v23's: the blocks an SM its build is held to (v14's and v18's count)
+ENGINE_MINB = {(16384, 5120, 0): 4, (5120, 17408, 1): 5,   # v23's: the blocks an SM its build is held to (v14's and v18's count)
+               (34816, 5120, 2): 8}                        # v26's (below)
+# gate|up since gemv_v26b_h200: v26 (v14's step, math and sums; a ring slot holds a run of U = 2 consecutive steps of one
+# gate/up row pair, two slots; bit-identical to v14) with 2 warps a block, held to 8 blocks an SM (128 registers; 138 free,
+# 6 blocks). ENGINE_V26 holds its (RP, U). Alone 41.70 / 41.90 us (91.7 / 91.3 %) against v14's 43.24 / 43.25 (88.5 %); the
+# token of GEMVs 6.732 / 6.741 ms against 6.817 / 6.826; the decode step 7.693 / 7.689 / 7.691 ms at 1K against 7.837 /
+# 7.837 / 7.840 and 7.950 / 7.948 / 7.953 at 32K against 8.093 / 8.094 / 8.096 (greedy tokens equal); first found in
+# gemv_v26_h200 (91.5 % against 88.8 %; the step 7.78 against 7.92 ms). On qkv|z, q|gate|k|v and the split shapes v26 lost.
+# ENGINE_V14 keeps gate|up's v14 configuration of before: the sweeps of v19-v23 were built from it. M > 1 runs v14's
+# 8-token build (V13_MULTI) as before: the same sums a row, so a row of it is v26's M = 1 result bit for bit.
+ENGINE_V26 = {(34816, 5120, 2): (1, 2)}
 # v19's sweep: each shape's engine configuration (SR, SK, RP, D, EARLY, MINB, KS, XS) at every PF of V19_PF; its builds:
 # the shape's epilogue and the plain projection (check_gemv's), M = 1 and the M = 8 build. The prefetch costs registers
 # (nvcc -Xptxas -v, M = 1: q|gate|k|v 72 -> 77, gate|up 80 -> 85, qkv|z 117 -> 119, the split shapes 91 -> 93), which on
@@ -681,6 +702,9 @@ def engine_scratch(N: int, K: int, epi: int, device="cuda"):
 def engine_kwargs(N: int, K: int, epi: int) -> dict:
     "The keyword arguments of `gemv` (and `check_gemv`) that launch the engine's configuration for this shape."
     v, S, RG, KS = engine_plan(N, K, epi)
+    if v == 26:
+        RP, U = ENGINE_V26[(N, K, epi)]
+        return dict(S=S, RG=RG, variant=26, KS=KS, D=U, v13opt=(1, RP, True, False), minb=ENGINE_MINB.get((N, K, epi), 0))
     if v in (14, 15, 16, 18, 19, 20, 21, 22, 23):
         SK, RP, D, E, XS, *PF = ENGINE_V14[(N, K, epi)]          # v19: a sixth entry, its prefetch distance
         return dict(S=S, RG=RG, variant=v, KS=KS, D=D, v13opt=(SK, RP, E, XS, *PF), minb=ENGINE_MINB.get((N, K, epi), 0))
@@ -693,6 +717,7 @@ def engine_gemv(q, scale, x, epi: int, res, out, scratch, pdl: bool = False):
 def engine_choice(N: int, K: int, epi: int) -> tuple:
     "The engine's configuration for this shape as a `token_graph` choice entry: (variant, S, RG, KS, bps, D[, C, v13opt])."
     p = engine_plan(N, K, epi)
+    if p[0] == 26: return p + (4, ENGINE_V26[(N, K, epi)][1], 8, (1, ENGINE_V26[(N, K, epi)][0], True, False))
     if p[0] not in (14, 15, 16, 18, 19, 20, 21, 22, 23): return p + (4, 4)
     SK, RP, D, E, XS, *PF = ENGINE_V14[(N, K, epi)]
     return p + (4, D, 8, (SK, RP, E, XS, *PF))
@@ -919,7 +944,7 @@ def token_graph(choice, gen, bw, c=None, pdl: bool = False, minb: dict = None, d
         for q, sc, N, K, epi in mats:
             v, S, RG, KS, bps, D, *C = choice[(N, K, epi)]
             gemv(q, sc, xs[K], epi, res if epi == 1 else None, S=S, RG=RG, out=outs[(N, epi)], variant=v, KS=KS, scratch=scr[(N, K, epi)], bps=bps, D=D,
-                 minb=minb.get((N, K, epi), 0) if v in (3, 11, 12, 13, 14, 15, 16, 18, 19, 20, 21, 22, 23) else 0, pdl=pdl and v in (3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 19, 20, 21, 22, 23), C=C[0] if C else 8,
+                 minb=minb.get((N, K, epi), 0) if v in (3, 11, 12, 13, 14, 15, 16, 18, 19, 20, 21, 22, 23, 26) else 0, pdl=pdl and v in (3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 19, 20, 21, 22, 23, 26), C=C[0] if C else 8,
                  v13opt=C[1] if len(C) > 1 else (1, 1, True), dry=dry and v in (13, 14))
         lm_head(W, xs[H], rowset=rowset, S=choice.get("lm_head", 4), pdl=pdl)
     ms = median(time_graph(step, calls=1, reps=10))

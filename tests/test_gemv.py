@@ -130,13 +130,17 @@ def test_recorded_sweep_is_consistent():
 def test_engine_plan_is_the_recorded_choice():
     """The engine launches, per model shape, v14's fastest configuration with PDL where it beat the plan of the time (V12_PLAN)
     by more than ENGINE_MARGIN in the same run (gemv_v14_h200), else V12_PLAN."""
-    from qwen_engine.gemv import ENGINE_CHOICE, ENGINE_MINB, ENGINE_V14, ENGINE_MARGIN, V12_PLAN, engine_plan
+    from qwen_engine.gemv import ENGINE_CHOICE, ENGINE_MINB, ENGINE_V14, ENGINE_V26, ENGINE_MARGIN, V12_PLAN, engine_plan
     d14 = read_record("gemv_v14_h200")["data"]
     for r in d14["table"]:
         k = (r["N"], r["K"], r["epi"])
         assert tuple(r["engine"][:3]) == (V12_PLAN[k][0], V12_PLAN[k][1], V12_PLAN[k][3])     # the run timed V12_PLAN as "engine"
         b = r["v14_best_pdl"]
-        if k in V23_TAKEN:                                     # v23 at the configuration of its time, held to its blocks an SM
+        if k in V26_TAKEN:                                     # v26 (runs of steps a row) at its winner, held to its blocks an SM
+            SR, RP, U, MB = V26_TAKEN[k]
+            assert ENGINE_CHOICE[k] == (26, SR, 2 if k[2] == 2 else 1, 1) and ENGINE_V26[k] == (RP, U) and ENGINE_MINB[k] == MB > 1, k
+            assert k in LATER_TAKEN and ENGINE_V14[k] == (1, *LATER_TAKEN[k][2:4], True, False)   # v14's configuration of before, kept
+        elif k in V23_TAKEN:                                     # v23 at the configuration of its time, held to its blocks an SM
             SR, SK, RP, D, E, MB, KS, XS = V23_TAKEN[k]
             assert ENGINE_CHOICE[k] == (23, SR, 2 if k[2] == 2 else 1, KS) and ENGINE_V14[k] == (SK, RP, D, bool(E), bool(XS)), k
             assert ENGINE_MINB[k] == MB > 1
@@ -151,9 +155,10 @@ def test_engine_plan_is_the_recorded_choice():
             assert MB == 1 and k not in ENGINE_MINB
         else:
             assert ENGINE_CHOICE[k] == V12_PLAN[k], k
-    assert set(ENGINE_V14) == {k for k, v in ENGINE_CHOICE.items() if k != "lm_head" and v[0] in (14, 16, 18, 23)}
+    assert set(ENGINE_V14) == {k for k, v in ENGINE_CHOICE.items() if k != "lm_head" and v[0] in (14, 16, 18, 23, 26)}
+    assert set(ENGINE_V26) == set(V26_TAKEN) == {k for k, v in ENGINE_CHOICE.items() if k != "lm_head" and v[0] == 26}
     assert {k: v for k, v in SPLIT_TAKEN.items() if k not in V23_TAKEN} == {k: v[0] for k, v in ENGINE_CHOICE.items() if k != "lm_head" and v[0] in (16, 18)}
-    assert set(ENGINE_MINB) == set(V23_TAKEN)
+    assert set(ENGINE_MINB) == set(V23_TAKEN) | set(V26_TAKEN)
 
 
 def _split_taken():
@@ -213,6 +218,31 @@ def _v23_taken():
 V23_TAKEN = _v23_taken()
 
 
+def _v26_taken():
+    """v26's shapes from gemv_v26b_h200 (explore_gemv_v26b.py): the winners its script chose (the best configuration, faster alone
+    than the engine's kernel by more than 0.5 % in the median of two rounds), here also required faster by more than
+    ENGINE_MARGIN in *each* round, bit-identical to the engine's kernel on the same inputs (and run to run), the token of GEMVs
+    faster than both engine rounds in both of its rounds, the decode step faster in every repeat at 1K and at 32K, and the
+    greedy tokens equal. {(N, K, epi): (SR, RP, U, MINB)}."""
+    from qwen_engine.gemv import ENGINE_MARGIN
+    d = read_record("gemv_v26b_h200")["data"]
+    tk, st = d["token"], d["step"]
+    ms = lambda p, key: [t[key] for t in st if t["plan"] == p]
+    if not (max(tk["v26b 0"]["ms"], tk["v26b 1"]["ms"]) < min(tk["engine 0"]["ms"], tk["engine 1"]["ms"])
+            and d["step_tokens"]["v26b"] == d["step_tokens"]["engine"]
+            and all(max(ms("v26b", c)) < min(ms("engine", c)) for c in ("ms_1k", "ms_32k"))): return {}
+    out = {}
+    for w in d["wins"].values():
+        k, cfg = (w["N"], w["K"], w["epi"]), tuple(w["cfg"])
+        same = [v for v in d["identity"] if (v["N"], v["K"]) == k[:2] and tuple(v["cfg"]) == cfg and v["versus"] == "engine"]
+        eng = {t["rep"]: t["us"] for t in d["timings"] if (t["N"], t["K"]) == k[:2] and t["cfg"] == "engine"}
+        mine = {t["rep"]: t["us"] for t in d["timings"] if (t["N"], t["K"]) == k[:2] and t["cfg"] == list(cfg)}
+        assert same and all(v["identical"] and v["repeat_identical"] for v in same) and set(mine) == set(eng) == {0, 1}
+        if all(mine[r] < (1 - ENGINE_MARGIN) * eng[r] for r in eng): out[k] = cfg
+    return out
+V26_TAKEN = _v26_taken()
+
+
 def test_v16_v18_records_checks_pass_and_v15_lost_the_token():
     for name in ("gemv_v16_h200", "gemv_v18_h200"):
         d = read_record(name)["data"]
@@ -256,7 +286,7 @@ def test_engine_kernels_are_declared_and_cover_the_plans():
     "The one-pass compile lists name only instantiations the file declares, and every plan the engine can pick is in it."
     import re
     from qwen_engine.gemv import ENGINE_KERNELS, V3_KERNELS, V8_KERNELS, V9_KERNELS, V10_KERNELS, V11_KERNELS, V12_KERNELS, ENGINE_MINB, engine_plan, ENGINE_CHOICE
-    from qwen_engine.gemv import ENGINE_V14, _v14_name, _split_name, _v23_name
+    from qwen_engine.gemv import ENGINE_V14, ENGINE_V26, _v14_name, _split_name, _v23_name
     from qwen_engine.runtime import kernel_source
     from qwen_engine.config import preset
     src = kernel_source("gemv")
@@ -272,6 +302,7 @@ def test_engine_kernels_are_declared_and_cover_the_plans():
              | {f"gemv_fp8_v16<{a}>" for a in re.findall(r"GEMV16_INST\(([\w, ]+)\)", src) if a[0].isdigit()} \
              | {f"gemv_fp8_v18<{a}>" for a in re.findall(r"GEMV18_INST\(([\w, ]+)\)", src) if a[0].isdigit()} \
              | {f"gemv_fp8_v23<{a}>" for a in re.findall(r"GEMV23_INST\(([\w, ]+)\)", src) if a[0].isdigit()} \
+             | {f"gemv_fp8_v26<{a}>" for a in re.findall(r"GEMV26_INST\(([\w, ]+)\)", src) if a[0].isdigit()} \
              | {f"lm_head_bf16_v2<{a}>" for a in re.findall(r"LMH_INST\((\d)\)", src)} \
              | {f"lm_head_bf16_v{v}<{a}>" for v, a in re.findall(r"template __global__ void lm_head_bf16_v([3-8])<([\d, ]+)>\(", src)}
     for group in (ENGINE_KERNELS, V3_KERNELS, V8_KERNELS, V9_KERNELS, V10_KERNELS, V11_KERNELS, V12_KERNELS):
@@ -284,13 +315,16 @@ def test_engine_kernels_are_declared_and_cover_the_plans():
                         (H, c.gdn_value_dim, 1), (2 * c.intermediate_size, H, 2), (H, c.intermediate_size, 1)):
             v, S, RG, KS = engine_plan(N, K, e)
             mb = ENGINE_MINB.get((N, K, e), 0)
-            if v in (14, 16, 18, 23):
+            if v == 26:
+                RP, U = ENGINE_V26[(N, K, e)]
+                name = f"gemv_fp8_v26<{S}, {RP}, {e}, {U}, {K // 512}, {mb or 1}, true>"
+            elif v in (14, 16, 18, 23):
                 SK, RP, D, E, XS = ENGINE_V14[(N, K, e)]
                 cfg = (S, SK, RP, D, E, mb or 1, KS, XS)
                 name = _v14_name(e, cfg) if v == 14 else _v23_name(e, cfg) if v == 23 else _split_name(v, e, cfg)
             else:
                 name = f"gemv_fp8_v12<{S}, {RG}, {e}, {mb or 1}>" if v == 12 else f"gemv_fp8_v11b<{S}, {RG}, {e}, {mb}>" if mb else f"gemv_fp8_v11<{S}, {RG}, {e}>"
-            assert v in (11, 12, 14, 16, 18, 23) and name in ENGINE_KERNELS, (N, K, e)
+            assert v in (11, 12, 14, 16, 18, 23, 26) and name in ENGINE_KERNELS, (N, K, e)
     hv, SR, U, RG, BPS = ENGINE_CHOICE["lm_head"]                     # the engine's head (v6) and its 8-token build: one compile pass
     assert hv == 6 and {f"lm_head_bf16_v6<{SR}, {U}, 1, {RG}, 20>", f"lm_head_bf16_v6<{SR}, {U}, 8, {RG}, 20>"} <= set(ENGINE_KERNELS)
 
@@ -410,6 +444,30 @@ def test_v20_sweep_launches_through_the_launcher(monkeypatch):
                     assert grid[1] == KS and smem == G.v20_smem(SR, SK, rp, d) and k.preferred_shared_memory_carveout == -1
                     if smem > 40 * 1024: assert k.max_dynamic_shared_size_bytes >= smem   # the opt-in (static shared memory counts too)
                     if KS > 1: assert args[-1].dtype == torch.int32 and args[-2].dtype == torch.float32
+
+def test_v26_launches_through_the_launcher(monkeypatch):
+    """The engine's gate|up (v26): M = 1 launches gemv_fp8_v26 with its early loads (E = true), one block of SR warps per
+    SR row sets, K's steps in its name; the plain projection check_gemv runs is the same build with EPI 0; M > 1 launches
+    v14's 8-token build (V13_MULTI), whose rows carry the same sums; a K whose steps do not divide into runs, or a K split,
+    is refused. The explorations' builds (early loads off) are named without E, the builds gemv_v26*_h200.json measured."""
+    from qwen_engine import gemv as G
+    named, grids = _mocked_launcher(monkeypatch)
+    N, K = 34816, 5120
+    q, sc = torch.zeros(N, K, dtype=torch.uint8), torch.zeros(N // 128, K // 128)
+    kw = G.engine_kwargs(N, K, 2)
+    assert (kw["variant"], kw["S"], kw["D"], kw["v13opt"][1], kw["minb"]) == (26, 2, 2, 1, 8)
+    for e in (2, 0):
+        G.gemv(q, sc, torch.zeros(1, K, dtype=torch.bfloat16), e, None, pdl=True, **kw)
+        assert named[-1] == f"gemv_fp8_v26<2, 1, {e}, 2, 10, 8, true>" and grids[-1][0] == (8704,)   # 17,408 row sets (a pair each), 2 a block
+    assert named[-2] in G.ENGINE_KERNELS
+    G.gemv(q, sc, torch.zeros(5, K, dtype=torch.bfloat16), 2, None, pdl=True, **kw)
+    assert named[-1] == f"gemv_fp8_v14<2, 1, {G.V13_MULTI[0]}, 2, 8, {G.V13_MULTI[1]}, true, false, {G.V13_MULTI[2]}, false>"
+    G.gemv(q, sc, torch.zeros(1, K, dtype=torch.bfloat16), 2, None, **dict(kw, v13opt=(1, 1, False, False)))
+    assert named[-1] == "gemv_fp8_v26<2, 1, 2, 2, 10, 8>"
+    with pytest.raises(ValueError, match="whole runs of 3 steps"):
+        G.gemv(q, sc, torch.zeros(1, K, dtype=torch.bfloat16), 2, None, **dict(kw, D=3))
+    with pytest.raises(ValueError, match="KS = 1"):
+        G.gemv(q, sc, torch.zeros(1, K, dtype=torch.bfloat16), 2, None, **dict(kw, KS=2))
 
 def test_launched_names_is_a_dry_pass(monkeypatch):
     "explore_util.launched_names: the kernels a call would launch, in order, nothing launched, the launcher restored after."
