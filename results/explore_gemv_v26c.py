@@ -19,7 +19,7 @@ def main():
         "gemv_v26c_h200", "The engine's gate|up (v26 with its first loads before the grid wait) against v14 at the engine's configuration "
         "of before and v26 without early loads: bit identity on the same inputs, alone with PDL interleaved (two rounds), the token of "
         "GEMVs (two rounds) and the decode step (three repeats each, greedy tokens compared).", "explore_gemv_v26c.py",
-        engine=G.engine_kwargs(N, K, EPI), others={k: [v, list(c)] for k, v in OTHERS.items()}, identity=[], timings=[], token={},
+        engine=G.engine_kwargs(N, K, EPI), others={k: [vc[0], list(vc[1])] for k, vc in OTHERS.items()}, identity=[], timings=[], token={},
         step=[], step_tokens={})
     bw = rec["bandwidth_tbps"]
     gen = torch.Generator(device="cuda").manual_seed(26)
