@@ -2197,7 +2197,7 @@ __global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v26(
 GEMV26_INST(2, 1, 2, 5, 10, 1, false) GEMV26_INST(2, 2, 2, 2, 10, 1, false) GEMV26_INST(2, 1, 2, 2, 10, 1, false) GEMV26_INST(4, 1, 2, 5, 10, 1, false)
 GEMV26_INST(2, 1, 2, 5, 10, 6, false) GEMV26_INST(2, 2, 2, 2, 10, 6, false) GEMV26_INST(2, 1, 2, 2, 10, 8, false) GEMV26_INST(4, 1, 0, 5, 10, 3, false)
 GEMV26_INST(2, 2, 2, 5, 10, 1, false) GEMV26_INST(4, 1, 0, 5, 10, 1, false) GEMV26_INST(4, 2, 0, 2, 10, 1, false) GEMV26_INST(2, 4, 2, 2, 10, 1, false)
-GEMV26_INST(2, 1, 2, 2, 10, 8, true)   // the engine's gate|up
+GEMV26_INST(2, 1, 2, 2, 10, 8, true)   // the engine's gate|up is E = false (above); E = true lost (gemv_v26c_first_h200.json)
 #endif
 
 // ---- lm_head: bf16 weights over a row set, fused with argmax --------------------------------------------

@@ -65,7 +65,7 @@ ENGINE_KERNELS = tuple(f"gemv_fp8_v11<{s}, {rg}, {e}>" for s, rg, e in ((1, 1, 0
                  + ("gemv_fp8_v16<4, 1, 2, 1, 1, 3, true, 1, true>", "gemv_fp8_v18<4, 1, 2, 1, 1, 3, true, 1, true>") \
                  + ("lm_head_bf16_v6<8, 20, 1, 2, 20>", "lm_head_bf16_v6<8, 20, 8, 2, 20>") \
                  + ("gemv_fp8_v23<4, 1, 2, 0, 1, 3, true, 4, false, false>", "gemv_fp8_v23<4, 1, 2, 1, 1, 3, true, 5, true, true>") \
-                 + ("gemv_fp8_v26<2, 1, 2, 2, 10, 8, true>",)
+                 + ("gemv_fp8_v26<2, 1, 2, 2, 10, 8>",)
 # v3, the engine's GEMV until v11 (kept, with its numbers), compiled the same way when it is asked for.
 V3_KERNELS = tuple(f"gemv_fp8_v3<{s}, {rg}, {e}>" for s, rg, e in ((2, 1, 0), (4, 1, 0), (8, 1, 0), (4, 2, 0), (2, 1, 1), (4, 1, 1),
                                                                    (8, 1, 1), (2, 2, 2), (4, 2, 2), (8, 2, 2))) \
@@ -362,7 +362,8 @@ def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None,
         k = _engine_kernel(name) if name in ENGINE_KERNELS else get_kernel("gemv", name)
         launch(k, (grid,), (32 * S,), args + (out, out), pdl=pdl)
         return out
-    if variant == 26: variant = 14                      # M > 1: v14's 8-token build (V13_MULTI), the same sums a row: v26's bits
+    if variant == 26:                                   # M > 1: v14's 8-token build (V13_MULTI), the same sums a row: v26's bits;
+        variant, v13opt = 14, (v13opt[0], v13opt[1], True, *v13opt[3:])   # with early loads, as the engine's v14 gate|up ran it
     if variant in (13, 14, 15, 16, 18, 19, 20, 21, 22, 23):   # S: warps on distinct rows (SR); v13opt = (SK warps splitting K, RP row pairs per warp, EARLY[, XS[, PF | LP]]); minb 1 = none
         SK, RP, early, *rest = v13opt
         xs = bool(rest and rest[0]) and variant in (14, 15, 16, 18, 19, 21, 23)
@@ -614,6 +615,10 @@ ENGINE_MINB = {(16384, 5120, 0): 4, (5120, 17408, 1): 5,   # v23's: the blocks a
 # gemv_v26_h200 (91.5 % against 88.8 %; the step 7.78 against 7.92 ms). On qkv|z, q|gate|k|v and the split shapes v26 lost.
 # ENGINE_V14 keeps gate|up's v14 configuration of before: the sweeps of v19-v23 were built from it. M > 1 runs v14's
 # 8-token build (V13_MULTI) as before: the same sums a row, so a row of it is v26's M = 1 result bit for bit.
+# Its first loads stay after the grid wait (E = false: ptxas schedules the wait first). The build that issues them before
+# it (E = true, a branch the compiler cannot remove) was slower in every measure of one run (gemv_v26c_first_h200.json):
+# alone 44.78 / 45.16 us against 41.71 / 42.32, the decode step 7.846-7.847 ms at 1K against 7.705-7.708 (and no faster
+# than v14's 7.841-7.846).
 ENGINE_V26 = {(34816, 5120, 2): (1, 2)}
 # v19's sweep: each shape's engine configuration (SR, SK, RP, D, EARLY, MINB, KS, XS) at every PF of V19_PF; its builds:
 # the shape's epilogue and the plain projection (check_gemv's), M = 1 and the M = 8 build. The prefetch costs registers
@@ -704,7 +709,7 @@ def engine_kwargs(N: int, K: int, epi: int) -> dict:
     v, S, RG, KS = engine_plan(N, K, epi)
     if v == 26:
         RP, U = ENGINE_V26[(N, K, epi)]
-        return dict(S=S, RG=RG, variant=26, KS=KS, D=U, v13opt=(1, RP, True, False), minb=ENGINE_MINB.get((N, K, epi), 0))
+        return dict(S=S, RG=RG, variant=26, KS=KS, D=U, v13opt=(1, RP, False, False), minb=ENGINE_MINB.get((N, K, epi), 0))
     if v in (14, 15, 16, 18, 19, 20, 21, 22, 23):
         SK, RP, D, E, XS, *PF = ENGINE_V14[(N, K, epi)]          # v19: a sixth entry, its prefetch distance
         return dict(S=S, RG=RG, variant=v, KS=KS, D=D, v13opt=(SK, RP, E, XS, *PF), minb=ENGINE_MINB.get((N, K, epi), 0))
@@ -717,7 +722,7 @@ def engine_gemv(q, scale, x, epi: int, res, out, scratch, pdl: bool = False):
 def engine_choice(N: int, K: int, epi: int) -> tuple:
     "The engine's configuration for this shape as a `token_graph` choice entry: (variant, S, RG, KS, bps, D[, C, v13opt])."
     p = engine_plan(N, K, epi)
-    if p[0] == 26: return p + (4, ENGINE_V26[(N, K, epi)][1], 8, (1, ENGINE_V26[(N, K, epi)][0], True, False))
+    if p[0] == 26: return p + (4, ENGINE_V26[(N, K, epi)][1], 8, (1, ENGINE_V26[(N, K, epi)][0], False, False))
     if p[0] not in (14, 15, 16, 18, 19, 20, 21, 22, 23): return p + (4, 4)
     SK, RP, D, E, XS, *PF = ENGINE_V14[(N, K, epi)]
     return p + (4, D, 8, (SK, RP, E, XS, *PF))

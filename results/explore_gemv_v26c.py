@@ -1,23 +1,23 @@
-"""Chapter 06: the engine's gate|up is now v26 with its first loads before the grid wait (E = true; the builds measured in
-gemv_v26_h200 and gemv_v26b_h200 had none there: ptxas had scheduled the wait above them). This run checks the adopted build
-against the two it replaces or refines, on the same inputs and in the same run: bit identity with v14 at the engine's
-configuration of before (2 warps, 4 row pairs, a 2-step ring) and with v26 without early loads; alone with PDL, interleaved,
-two rounds; the token of GEMVs with gate|up on each (two rounds); the decode step against each (three repeats, greedy
-tokens compared first).
+"""Chapter 06: the engine's gate|up is v26 (the build gemv_v26b_h200 measured: its first loads after the grid wait, which
+ptxas schedules first). This run sets it against v14 at the engine's configuration of before (2 warps, 4 row pairs, a 2-step
+ring) and against v26 with its first loads before the wait (E = true: an always-true branch keeps them there), on the same
+inputs and in the same run: bit identity; alone with PDL, interleaved, two rounds; the token of GEMVs with gate|up on each
+(two rounds); the decode step against each (three repeats, greedy tokens compared first). Its first run
+(gemv_v26c_first_h200.json) had the engine on E = true, which lost to both.
 Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_v26c.py OUT_DIR (gemv_v26c_h200.json). About a minute."""
 import torch
 from qwen_engine import gemv as G
 import explore_util
 
 N, K, EPI = 34816, 5120, 2
-OTHERS = {"v14 (before)": (14, (2, 1, 4, 2, 1, 1, 1, 0)), "v26 without early loads": (26, (2, 1, 1, 2, 0, 8, 1, 0))}   # (SR, SK, RP, D, E, MINB, KS, XS)
+OTHERS = {"v14 (before)": (14, (2, 1, 4, 2, 1, 1, 1, 0)), "v26 with early loads": (26, (2, 1, 1, 2, 1, 8, 1, 0))}   # (SR, SK, RP, D, E, MINB, KS, XS)
 kw = lambda v, c: dict(variant=v, KS=c[6], D=c[3], minb=c[5], v13opt=(c[1], c[2], bool(c[4]), bool(c[7])))
 
 
 def main():
     rec, guard, el, save = explore_util.recorder(
-        "gemv_v26c_h200", "The engine's gate|up (v26 with its first loads before the grid wait) against v14 at the engine's configuration "
-        "of before and v26 without early loads: bit identity on the same inputs, alone with PDL interleaved (two rounds), the token of "
+        "gemv_v26c_h200", "The engine's gate|up (v26, its first loads after the grid wait) against v14 at the engine's configuration "
+        "of before and v26 with early loads (E): bit identity on the same inputs, alone with PDL interleaved (two rounds), the token of "
         "GEMVs (two rounds) and the decode step (three repeats each, greedy tokens compared).", "explore_gemv_v26c.py",
         engine=G.engine_kwargs(N, K, EPI), others={k: [vc[0], list(vc[1])] for k, vc in OTHERS.items()}, identity=[], timings=[], token={},
         step=[], step_tokens={})
@@ -43,7 +43,7 @@ def main():
         if r: rec["token"][f"engine {rnd}"] = r
         for label, (v, c) in OTHERS.items():
             p = dict(plan); p[(N, K, EPI)] = (v, c[0], 2, c[6], 4, c[3], 8, (c[1], c[2], bool(c[4]), bool(c[7])))
-            r = guard(f"token {label}", lambda: G.token_graph(p, gen, bw, pdl=True, minb=dict(minb, **({(N, K, EPI): c[5]} if c[5] > 1 else {}))))
+            r = guard(f"token {label}", lambda: G.token_graph(p, gen, bw, pdl=True, minb={**minb, **({(N, K, EPI): c[5]} if c[5] > 1 else {})}))
             if r: rec["token"][f"{label} {rnd}"] = r
         print(f"token round {rnd}: " + ", ".join(f"{k} {t['ms']:.3f} ms ({t['ratio']:.3f}x)" for k, t in rec["token"].items() if k.endswith(str(rnd))) + f" {el()}", flush=True)
     save()

@@ -302,7 +302,7 @@ def test_engine_kernels_are_declared_and_cover_the_plans():
              | {f"gemv_fp8_v16<{a}>" for a in re.findall(r"GEMV16_INST\(([\w, ]+)\)", src) if a[0].isdigit()} \
              | {f"gemv_fp8_v18<{a}>" for a in re.findall(r"GEMV18_INST\(([\w, ]+)\)", src) if a[0].isdigit()} \
              | {f"gemv_fp8_v23<{a}>" for a in re.findall(r"GEMV23_INST\(([\w, ]+)\)", src) if a[0].isdigit()} \
-             | {f"gemv_fp8_v26<{a}>" for a in re.findall(r"GEMV26_INST\(([\w, ]+)\)", src) if a[0].isdigit()} \
+             | {f"gemv_fp8_v26<{a.removesuffix(', false')}>" for a in re.findall(r"GEMV26_INST\(([\w, ]+)\)", src) if a[0].isdigit()} \
              | {f"lm_head_bf16_v2<{a}>" for a in re.findall(r"LMH_INST\((\d)\)", src)} \
              | {f"lm_head_bf16_v{v}<{a}>" for v, a in re.findall(r"template __global__ void lm_head_bf16_v([3-8])<([\d, ]+)>\(", src)}
     for group in (ENGINE_KERNELS, V3_KERNELS, V8_KERNELS, V9_KERNELS, V10_KERNELS, V11_KERNELS, V12_KERNELS):
@@ -317,7 +317,7 @@ def test_engine_kernels_are_declared_and_cover_the_plans():
             mb = ENGINE_MINB.get((N, K, e), 0)
             if v == 26:
                 RP, U = ENGINE_V26[(N, K, e)]
-                name = f"gemv_fp8_v26<{S}, {RP}, {e}, {U}, {K // 512}, {mb or 1}, true>"
+                name = f"gemv_fp8_v26<{S}, {RP}, {e}, {U}, {K // 512}, {mb or 1}>"
             elif v in (14, 16, 18, 23):
                 SK, RP, D, E, XS = ENGINE_V14[(N, K, e)]
                 cfg = (S, SK, RP, D, E, mb or 1, KS, XS)
@@ -446,24 +446,24 @@ def test_v20_sweep_launches_through_the_launcher(monkeypatch):
                     if KS > 1: assert args[-1].dtype == torch.int32 and args[-2].dtype == torch.float32
 
 def test_v26_launches_through_the_launcher(monkeypatch):
-    """The engine's gate|up (v26): M = 1 launches gemv_fp8_v26 with its early loads (E = true), one block of SR warps per
-    SR row sets, K's steps in its name; the plain projection check_gemv runs is the same build with EPI 0; M > 1 launches
-    v14's 8-token build (V13_MULTI), whose rows carry the same sums; a K whose steps do not divide into runs, or a K split,
-    is refused. The explorations' builds (early loads off) are named without E, the builds gemv_v26*_h200.json measured."""
+    """The engine's gate|up (v26): M = 1 launches gemv_fp8_v26 without early loads (E = false, named without E: the build
+    gemv_v26b_h200.json measured), one block of SR warps per SR row sets, K's steps in its name; the plain projection
+    check_gemv runs is the same build with EPI 0; M > 1 launches v14's 8-token build (V13_MULTI), whose rows carry the same
+    sums; EARLY asks for the E = true build (which lost); a K whose steps do not divide into runs, or a K split, is refused."""
     from qwen_engine import gemv as G
     named, grids = _mocked_launcher(monkeypatch)
     N, K = 34816, 5120
     q, sc = torch.zeros(N, K, dtype=torch.uint8), torch.zeros(N // 128, K // 128)
     kw = G.engine_kwargs(N, K, 2)
-    assert (kw["variant"], kw["S"], kw["D"], kw["v13opt"][1], kw["minb"]) == (26, 2, 2, 1, 8)
+    assert (kw["variant"], kw["S"], kw["D"], kw["v13opt"][1:3], kw["minb"]) == (26, 2, 2, (1, False), 8)
     for e in (2, 0):
         G.gemv(q, sc, torch.zeros(1, K, dtype=torch.bfloat16), e, None, pdl=True, **kw)
-        assert named[-1] == f"gemv_fp8_v26<2, 1, {e}, 2, 10, 8, true>" and grids[-1][0] == (8704,)   # 17,408 row sets (a pair each), 2 a block
+        assert named[-1] == f"gemv_fp8_v26<2, 1, {e}, 2, 10, 8>" and grids[-1][0] == (8704,)   # 17,408 row sets (a pair each), 2 a block
     assert named[-2] in G.ENGINE_KERNELS
     G.gemv(q, sc, torch.zeros(5, K, dtype=torch.bfloat16), 2, None, pdl=True, **kw)
     assert named[-1] == f"gemv_fp8_v14<2, 1, {G.V13_MULTI[0]}, 2, 8, {G.V13_MULTI[1]}, true, false, {G.V13_MULTI[2]}, false>"
-    G.gemv(q, sc, torch.zeros(1, K, dtype=torch.bfloat16), 2, None, **dict(kw, v13opt=(1, 1, False, False)))
-    assert named[-1] == "gemv_fp8_v26<2, 1, 2, 2, 10, 8>"
+    G.gemv(q, sc, torch.zeros(1, K, dtype=torch.bfloat16), 2, None, **dict(kw, v13opt=(1, 1, True, False)))
+    assert named[-1] == "gemv_fp8_v26<2, 1, 2, 2, 10, 8, true>"
     with pytest.raises(ValueError, match="whole runs of 3 steps"):
         G.gemv(q, sc, torch.zeros(1, K, dtype=torch.bfloat16), 2, None, **dict(kw, D=3))
     with pytest.raises(ValueError, match="KS = 1"):
