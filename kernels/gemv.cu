@@ -89,6 +89,11 @@
 //   v25 gemv_fp8_v25<..., PF, LDK>: v24 with the weights PF steps past the ring prefetched into L1 (prefetch.global.L1).
 //      Bit-identical. Lost, the more so the further ahead: gate|up 78 % at PF = 2-4, 68 % at 8 (gemv_v25_h200.json).
 //      (v20 at 6-10 steps of shared-memory ring, the same question: 50-69 %, the deeper the slower: gemv_v20deep_h200.json.)
+//   v26 gemv_fp8_v26<SR, RP, EPI, U, KST, MINB, E>: v14's step, math and sums, the ring's slot a run of U consecutive steps
+//      of the warp's rows, two slots, the activation at use; one token, no K split. Bit-identical. THE ENGINE'S on gate|up
+//      at (2 warps, 1 pair, runs of 2, 8 blocks an SM, E = false): 92 % vs v14's 88.6 %, the step 7.79 vs 7.94 ms at 1K
+//      (gemv_v26_h200.json, gemv_v26b_h200.json, gemv_v26c_h200.json); lost on the other four shapes; E (first loads before
+//      the grid wait) lost (gemv_v26c_first_h200.json).
 //   lm_head_bf16_v2<S>: the same structure for the bf16 vocabulary projection over a row set, with argmax.
 //   lm_head_bf16_v3<SR, RP, MT, D>: the head with v13's whole-row streams (bf16 pairs permuted, no widening), a D-step
 //      ring; the same per-block argmax partials. 667 us alone vs v2's 687, 0.01 ms slower in the step (head_v3_h200.json).
