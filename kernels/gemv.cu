@@ -2117,12 +2117,14 @@ GEMV25_INST(2, 4, 2, 2, false, 10, 1, 4, 0) GEMV25_INST(2, 4, 2, 2, false, 10, 1
 // the ring's unit: a slot holds U consecutive steps of the warp's 2 RP rows (each row's U 512-byte pieces requested one
 // after another, a 512 U-byte run), two slots; the activation is read at use (L1) and each step's scales ride in the slot.
 // One token, no K split, KST = K / 512 fixed at compile time: each row's sum is v14's, step for step (bit-identical).
-template <int SR, int RP, int EPI, int U, int KST, int MINB, bool E = false>
-__global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v26(
-    const unsigned char* __restrict__ W, const float* __restrict__ scale, const unsigned short* __restrict__ x,
-    const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
-    float* __restrict__ partial, unsigned* __restrict__ counters) {
-  static_assert(KST % U == 0 && RP >= 1 && 2 * RP <= 32, "whole runs of U steps a row; one lane per output");
+// v27 (XCH): the runs [R0, R1) of each row only, a K split of 2 met as v18's is: each output's two partial sums in one
+// 64-bit word of `partial` (zero between launches), the second block to arrive adds them in block order and stores.
+template <int SR, int RP, int EPI, int U, int KST, bool E, int R0, int R1, bool XCH>
+__device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ W, const float* __restrict__ scale,
+                                              const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
+                                              unsigned short* __restrict__ y, int N, float* __restrict__ partial) {
+  static_assert(KST % U == 0 && RP >= 1 && 2 * RP <= 32 && 0 <= R0 && R0 < R1 && R1 <= KST / U, "whole runs of U steps a row; one lane per output");
+  static_assert(!XCH || EPI != 2, "the exchange: one output per lane");
   constexpr int KK = 512 * KST, KT = 4 * KST, NS = KST / U, RS = EPI == 2 ? RP : 2 * RP;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3, lk = 64 * g + 16 * t;
   const int Nout = EPI == 2 ? N / 2 : N, u0 = blockIdx.x * SR + warp;           // this warp's row set
@@ -2149,23 +2151,24 @@ __global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v26(
   // Before the wait: weights and scales are never written by a kernel. E: a condition that is always true; without a branch
   // ptxas schedules the wait (ACQBULK) above these loads, so none leave before it (chapter 09a's SASS audit found that:
   // v26's first builds, E = false, measured in gemv_v26_h200 and gemv_v26b_h200, waited before their first loads).
-  if (!E || u0 * RS < Nout) load(0, 0);
+  if (!E || u0 * RS < Nout) load(0, R0);
   qe_grid_wait();
   qe_grid_launch_dependents();
   float acc[1][RP][2];
 #pragma unroll
   for (int p = 0; p < RP; ++p) acc[0][p][0] = acc[0][p][1] = 0.f;
 #pragma unroll
-  for (int ss = 0; ss < NS; ++ss) {
-    if (ss + 1 < NS) load((ss + 1) & 1, ss + 1);
+  for (int ss = R0; ss < R1; ++ss) {
+    if (ss + 1 < R1) load((ss + 1 - R0) & 1, ss + 1);
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int st = U * ss + u;
       uint4 xl[1][2];
       xl[0][0] = __ldg(reinterpret_cast<const uint4*>(x + 512 * st + lk));
       xl[0][1] = __ldg(reinterpret_cast<const uint4*>(x + 512 * st + lk + 8));
-      const float slo = sl[ss & 1][u] * W_RESCALE_BITS, shi = (EPI == 2 ? sh[ss & 1][u] : sl[ss & 1][u]) * W_RESCALE_BITS;
-      v13_math<RP, 1>(acc, wv[ss & 1][u], xl, slo, shi, g);
+      const int sl0 = (ss - R0) & 1;
+      const float slo = sl[sl0][u] * W_RESCALE_BITS, shi = (EPI == 2 ? sh[sl0][u] : sl[sl0][u]) * W_RESCALE_BITS;
+      v13_math<RP, 1>(acc, wv[sl0][u], xl, slo, shi, g);
     }
   }
   // v13's epilogue for one token: the 8 segments' sums in segment order, then lane (p, h) stores one output.
@@ -2190,19 +2193,51 @@ __global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v26(
         const float act = bf16_to_f32(f32_to_bf16(gt / (1.f + expf(-gt))));
         y[row[0]] = f32_to_bf16(act * up);
       } else {
+        if (XCH) {
+          unsigned long long* slot = reinterpret_cast<unsigned long long*>(partial) + row[h];
+          const unsigned long long old = atomicExch(slot, (1ull << 32) | __float_as_uint(acc[0][p][h]));
+          if (!(old >> 32)) continue;                          // first of the two: the other block finishes this output
+          *slot = 0ull;                                        // ready for the next launch
+          const float o = __uint_as_float((unsigned)old);
+          acc[0][p][h] = blockIdx.y == 0 ? (0.f + acc[0][p][h]) + o : (0.f + o) + acc[0][p][h];
+        }
         float v = bf16_to_f32(f32_to_bf16(acc[0][p][h]));
         if (EPI == 1) v = v + bf16_to_f32(res[row[h]]);
         y[row[h]] = f32_to_bf16(v);
       }
     }
 }
+template <int SR, int RP, int EPI, int U, int KST, int MINB, bool E = false>
+__global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v26(
+    const unsigned char* __restrict__ W, const float* __restrict__ scale, const unsigned short* __restrict__ x,
+    const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
+    float* __restrict__ partial, unsigned* __restrict__ counters) {
+  gemv_v26_body<SR, RP, EPI, U, KST, E, 0, KST / U, false>(W, scale, x, res, y, N, partial);
+}
+// ---- v27: v26 with K split over 2 blocks (grid.y), for the 5,120-row shapes ---------------------------------------------
+// v26 without a split reads the 5,120-row shapes at 59-64 % (gemv_v26b_h200.json): 2,560 row pairs are 1.2 rounds of
+// its 2,112 warps, each 17 KB (down) long. v27 gives block y the runs [0, H) or [H, KST / U) (H = the first half of the
+// runs, rounded up), both compile-time, and meets the halves as v18 does. Other partial sums than the engine's v23 / v18
+// (whose halves are 17 + 17 steps of down, 6 + 6 of out_proj): checked against the float64 definition.
+template <int SR, int RP, int EPI, int U, int KST, int MINB>
+__global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v27(
+    const unsigned char* __restrict__ W, const float* __restrict__ scale, const unsigned short* __restrict__ x,
+    const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
+    float* __restrict__ partial, unsigned* __restrict__ counters) {
+  constexpr int NS = KST / U, H = (NS + 1) / 2;
+  if (blockIdx.y == 0) gemv_v26_body<SR, RP, EPI, U, KST, false, 0, H, true>(W, scale, x, res, y, N, partial);
+  else gemv_v26_body<SR, RP, EPI, U, KST, false, H, NS, true>(W, scale, x, res, y, N, partial);
+}
 #define GEMV26_INST(SR, RP, EPI, U, KST, MB, E) template __global__ void gemv_fp8_v26<SR, RP, EPI, U, KST, MB, E>( \
+    const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+#define GEMV27_INST(SR, RP, EPI, U, KST, MB) template __global__ void gemv_fp8_v27<SR, RP, EPI, U, KST, MB>( \
     const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 #ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 GEMV26_INST(2, 1, 2, 5, 10, 1, false) GEMV26_INST(2, 2, 2, 2, 10, 1, false) GEMV26_INST(2, 1, 2, 2, 10, 1, false) GEMV26_INST(4, 1, 2, 5, 10, 1, false)
 GEMV26_INST(2, 1, 2, 5, 10, 6, false) GEMV26_INST(2, 2, 2, 2, 10, 6, false) GEMV26_INST(2, 1, 2, 2, 10, 8, false) GEMV26_INST(4, 1, 0, 5, 10, 3, false)
 GEMV26_INST(2, 2, 2, 5, 10, 1, false) GEMV26_INST(4, 1, 0, 5, 10, 1, false) GEMV26_INST(4, 2, 0, 2, 10, 1, false) GEMV26_INST(2, 4, 2, 2, 10, 1, false)
 GEMV26_INST(2, 1, 2, 2, 10, 8, true)   // the engine's gate|up is E = false (above); E = true lost (gemv_v26c_first_h200.json)
+GEMV27_INST(2, 1, 1, 2, 34, 8) GEMV27_INST(2, 1, 1, 2, 12, 8) GEMV27_INST(4, 1, 1, 2, 34, 4) GEMV27_INST(2, 2, 1, 2, 34, 8)
 #endif
 
 // ---- lm_head: bf16 weights over a row set, fused with argmax --------------------------------------------
