@@ -94,6 +94,8 @@
 //      at (2 warps, 1 pair, runs of 2, 8 blocks an SM, E = false): 92 % vs v14's 88.6 %, the step 7.79 vs 7.94 ms at 1K
 //      (gemv_v26_h200.json, gemv_v26b_h200.json, gemv_v26c_h200.json); lost on the other four shapes; E (first loads before
 //      the grid wait) lost (gemv_v26c_first_h200.json).
+//   v27 gemv_fp8_v27<SR, RP, EPI, U, KST, MINB>: v26 with K split over 2 blocks (halves of the runs), met as v18's are.
+//      Lost on the 5,120-row shapes: down 74-75 % vs 83, out_proj 48-50 % vs 68 (gemv_v27_h200.json).
 //   lm_head_bf16_v2<S>: the same structure for the bf16 vocabulary projection over a row set, with argmax.
 //   lm_head_bf16_v3<SR, RP, MT, D>: the head with v13's whole-row streams (bf16 pairs permuted, no widening), a D-step
 //      ring; the same per-block argmax partials. 667 us alone vs v2's 687, 0.01 ms slower in the step (head_v3_h200.json).
