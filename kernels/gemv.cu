@@ -1975,6 +1975,48 @@ template __global__ void gemv_stream_probe<16>(const uint4*, long long, unsigned
 // loop has no branch around a load. KST = K / 512 is a compile-time constant (one model: 10 steps at K = 5,120); XS: the
 // whole activation (K bf16) staged in shared memory once per block, not carried in the ring. One token (M = 1), no K
 // split: each row's sum takes v14's steps in v14's order (SK = KS = 1), so the outputs are v14's bit for bit.
+// The one-token epilogue of v24, v26 and v27 (v13's): the 8 segments' sums in segment order, then lane (p, h) stores one
+// output of row set u (SwiGLU: lane (p, 0) stores silu(gate) x up); XCH: the K split's two halves meet first, as v18's do.
+template <int RP, int EPI, bool XCH = false>
+__device__ __forceinline__ void gemv_m1_epilogue(float (&acc)[1][RP][2], int lane, int u, int Nout, const unsigned short* __restrict__ res,
+                                                 unsigned short* __restrict__ y, float* __restrict__ partial) {
+  static_assert(!XCH || EPI != 2, "the exchange: one output per lane");
+  constexpr int RS = EPI == 2 ? RP : 2 * RP;
+#pragma unroll
+  for (int p = 0; p < RP; ++p)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float tot = 0.f;
+#pragma unroll
+      for (int sg = 0; sg < 8; ++sg) tot += __shfl_sync(0xffffffffu, acc[0][p][h], 4 * sg + (sg >> 1));
+      acc[0][p][h] = tot;
+    }
+#pragma unroll
+  for (int p = 0; p < RP; ++p)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      if (lane != 2 * p + h) continue;
+      const int row[2] = {EPI == 2 ? u * RS + p : u * RS + 2 * p, EPI == 2 ? u * RS + p + Nout : u * RS + 2 * p + 1};
+      if (EPI == 2) {
+        if (h) continue;
+        const float gt = bf16_to_f32(f32_to_bf16(acc[0][p][0])), up = bf16_to_f32(f32_to_bf16(acc[0][p][1]));
+        const float act = bf16_to_f32(f32_to_bf16(gt / (1.f + expf(-gt))));
+        y[row[0]] = f32_to_bf16(act * up);
+      } else {
+        if (XCH) {
+          unsigned long long* slot = reinterpret_cast<unsigned long long*>(partial) + row[h];
+          const unsigned long long old = atomicExch(slot, (1ull << 32) | __float_as_uint(acc[0][p][h]));
+          if (!(old >> 32)) continue;                          // first of the two: the other block finishes this output
+          *slot = 0ull;                                        // ready for the next launch
+          const float o = __uint_as_float((unsigned)old);
+          acc[0][p][h] = blockIdx.y == 0 ? (0.f + acc[0][p][h]) + o : (0.f + o) + acc[0][p][h];
+        }
+        float v = bf16_to_f32(f32_to_bf16(acc[0][p][h]));
+        if (EPI == 1) v = v + bf16_to_f32(res[row[h]]);
+        y[row[h]] = f32_to_bf16(v);
+      }
+    }
+}
 // PF (v25): each step also asks L1 (prefetch.global.L1, no register) for the weights PF steps past the ring's refill,
 // within this set or the next, so the ring's loads find L1; LDK 1: the ring's loads may allocate in L1 (ld.global.nc).
 template <int SR, int RP, int EPI, int D, bool XS, int KST, int PF, int LDK>
@@ -2053,33 +2095,7 @@ __device__ __forceinline__ void gemv_v24_body(
         }
       }
     }
-    // v13's epilogue for one token: the 8 segments' sums in segment order, then lane (p, h) stores one output.
-#pragma unroll
-    for (int p = 0; p < RP; ++p)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        float tot = 0.f;
-#pragma unroll
-        for (int sg = 0; sg < 8; ++sg) tot += __shfl_sync(0xffffffffu, acc[0][p][h], 4 * sg + (sg >> 1));
-        acc[0][p][h] = tot;
-      }
-#pragma unroll
-    for (int p = 0; p < RP; ++p)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        if (lane != 2 * p + h) continue;
-        const int row[2] = {EPI == 2 ? u * RS + p : u * RS + 2 * p, EPI == 2 ? u * RS + p + Nout : u * RS + 2 * p + 1};
-        if (EPI == 2) {
-          if (h) continue;
-          const float gt = bf16_to_f32(f32_to_bf16(acc[0][p][0])), up = bf16_to_f32(f32_to_bf16(acc[0][p][1]));
-          const float act = bf16_to_f32(f32_to_bf16(gt / (1.f + expf(-gt))));
-          y[row[0]] = f32_to_bf16(act * up);
-        } else {
-          float v = bf16_to_f32(f32_to_bf16(acc[0][p][h]));
-          if (EPI == 1) v = v + bf16_to_f32(res[row[h]]);
-          y[row[h]] = f32_to_bf16(v);
-        }
-      }
+    gemv_m1_epilogue<RP, EPI>(acc, lane, u, Nout, res, y, nullptr);
   }
 }
 template <int SR, int RP, int EPI, int D, bool XS, int KST, int MINB>
@@ -2127,7 +2143,7 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
                                               unsigned short* __restrict__ y, int N, float* __restrict__ partial) {
   static_assert(KST % U == 0 && RP >= 1 && 2 * RP <= 32 && 0 <= R0 && R0 < R1 && R1 <= KST / U, "whole runs of U steps a row; one lane per output");
   static_assert(!XCH || EPI != 2, "the exchange: one output per lane");
-  constexpr int KK = 512 * KST, KT = 4 * KST, NS = KST / U, RS = EPI == 2 ? RP : 2 * RP;
+  constexpr int KK = 512 * KST, KT = 4 * KST, RS = EPI == 2 ? RP : 2 * RP;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3, lk = 64 * g + 16 * t;
   const int Nout = EPI == 2 ? N / 2 : N, u0 = blockIdx.x * SR + warp;           // this warp's row set
   const unsigned char* pw = W + (size_t)u0 * RS * KK + lk;
@@ -2173,41 +2189,7 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
       v13_math<RP, 1>(acc, wv[sl0][u], xl, slo, shi, g);
     }
   }
-  // v13's epilogue for one token: the 8 segments' sums in segment order, then lane (p, h) stores one output.
-#pragma unroll
-  for (int p = 0; p < RP; ++p)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      float tot = 0.f;
-#pragma unroll
-      for (int sg = 0; sg < 8; ++sg) tot += __shfl_sync(0xffffffffu, acc[0][p][h], 4 * sg + (sg >> 1));
-      acc[0][p][h] = tot;
-    }
-#pragma unroll
-  for (int p = 0; p < RP; ++p)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      if (lane != 2 * p + h) continue;
-      const int row[2] = {EPI == 2 ? u0 * RS + p : u0 * RS + 2 * p, EPI == 2 ? u0 * RS + p + Nout : u0 * RS + 2 * p + 1};
-      if (EPI == 2) {
-        if (h) continue;
-        const float gt = bf16_to_f32(f32_to_bf16(acc[0][p][0])), up = bf16_to_f32(f32_to_bf16(acc[0][p][1]));
-        const float act = bf16_to_f32(f32_to_bf16(gt / (1.f + expf(-gt))));
-        y[row[0]] = f32_to_bf16(act * up);
-      } else {
-        if (XCH) {
-          unsigned long long* slot = reinterpret_cast<unsigned long long*>(partial) + row[h];
-          const unsigned long long old = atomicExch(slot, (1ull << 32) | __float_as_uint(acc[0][p][h]));
-          if (!(old >> 32)) continue;                          // first of the two: the other block finishes this output
-          *slot = 0ull;                                        // ready for the next launch
-          const float o = __uint_as_float((unsigned)old);
-          acc[0][p][h] = blockIdx.y == 0 ? (0.f + acc[0][p][h]) + o : (0.f + o) + acc[0][p][h];
-        }
-        float v = bf16_to_f32(f32_to_bf16(acc[0][p][h]));
-        if (EPI == 1) v = v + bf16_to_f32(res[row[h]]);
-        y[row[h]] = f32_to_bf16(v);
-      }
-    }
+  gemv_m1_epilogue<RP, EPI, XCH>(acc, lane, u0, Nout, res, y, partial);
 }
 template <int SR, int RP, int EPI, int U, int KST, int MINB, bool E = false>
 __global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v26(
