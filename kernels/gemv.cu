@@ -2135,6 +2135,9 @@ GEMV25_INST(2, 4, 2, 2, false, 10, 1, 4, 0) GEMV25_INST(2, 4, 2, 2, false, 10, 1
 // the ring's unit: a slot holds U consecutive steps of the warp's 2 RP rows (each row's U 512-byte pieces requested one
 // after another, a 512 U-byte run), two slots; the activation is read at use (L1) and each step's scales ride in the slot.
 // One token, no K split, KST = K / 512 fixed at compile time: each row's sum is v14's, step for step (bit-identical).
+// Measured (gemv_v26*_h200.json): the engine's gate|up at 2 warps, one pair a warp, runs of 2 steps, 8 blocks an SM (92 %
+// against v14's 88.6 %); the page hypothesis above is not what those records settle: its neighbours at the same
+// occupancy with longer runs or more rows a slot are slower, and occupancy is part of the win (chapter 06).
 // v27 (XCH): the runs [R0, R1) of each row only, a K split of 2 met as v18's is: each output's two partial sums in one
 // 64-bit word of `partial` (zero between launches), the second block to arrive adds them in block order and stores.
 template <int SR, int RP, int EPI, int U, int KST, bool E, int R0, int R1, bool XCH>
