@@ -559,9 +559,9 @@ MODEL_SHAPES = [(14336, 5120, 0, "attention q|gate|k|v"), (16384, 5120, 0, "GDN 
                 (34816, 5120, 2, "MLP gate|up + SwiGLU"), (5120, 17408, 1, "MLP down + residual")]
 AWKWARD = [(128, 128, 0), (256, 384, 0), (384, 640, 1), (256, 1152, 2), (1280, 256, 0), (128, 17408, 0)]
 
-# What the engine launches per shape: (variant, S warps, RG row groups, KS split-K blocks). **Now v14 on q|gate|k|v and
-# gate|up, v23 (v14 / v18 with a ring without branches) on qkv|z and down, and v18 (v14 with a one-trip split end) on
-# out_proj** (below: ENGINE_CHOICE, ENGINE_V14, ENGINE_MINB). Before v14, the plan was V12_PLAN: v11 (v3 with bit widening) at
+# What the engine launches per shape: (variant, S warps, RG row groups, KS split-K blocks). **Now v26 (v14's step in runs
+# of steps a row) on gate|up, v14 on q|gate|k|v, v23 (v14 / v18 with a ring without branches) on qkv|z and down, and v18
+# (v14 with a one-trip split end) on out_proj** (below: ENGINE_CHOICE, ENGINE_V14, ENGINE_V26, ENGINE_MINB). Before v14, the plan was V12_PLAN: v11 (v3 with bit widening) at
 # the configuration of its sweep that was fastest with PDL, as the step runs it (results/gemv_v11_h200.json: faster than
 # v3 on all five shapes; one token's GEMVs 8.17 -> 7.74 ms in the same run); v12 (v11 with interleaved tiles) where its
 # sweep beat v11's plan by more than V12_MARGIN in the same run (results/gemv_v12_h200.json: SwiGLU 48.8 -> 47.0 us, down
