@@ -1975,13 +1975,15 @@ template __global__ void gemv_stream_probe<16>(const uint4*, long long, unsigned
 // loop has no branch around a load. KST = K / 512 is a compile-time constant (one model: 10 steps at K = 5,120); XS: the
 // whole activation (K bf16) staged in shared memory once per block, not carried in the ring. One token (M = 1), no K
 // split: each row's sum takes v14's steps in v14's order (SK = KS = 1), so the outputs are v14's bit for bit.
-// The one-token epilogue of v24, v26 and v27 (v13's): the 8 segments' sums in segment order, then lane (p, h) stores one
+// The one-token epilogue of v24, v26-v28 (v13's): the 8 segments' sums in segment order, then lane (p, h) stores one
 // output of row set u (SwiGLU: lane (p, 0) stores silu(gate) x up); XCH: the K split's two halves meet first, as v18's do.
-template <int RP, int EPI, bool XCH = false>
+// FAR (v28): a pair is rows r and r + Nout (Nout passed as N / 2), as SwiGLU's gate and up rows are, each stored as itself.
+template <int RP, int EPI, bool XCH = false, bool FAR = false>
 __device__ __forceinline__ void gemv_m1_epilogue(float (&acc)[1][RP][2], int lane, int u, int Nout, const unsigned short* __restrict__ res,
                                                  unsigned short* __restrict__ y, float* __restrict__ partial) {
   static_assert(!XCH || EPI != 2, "the exchange: one output per lane");
-  constexpr int RS = EPI == 2 ? RP : 2 * RP;
+  constexpr bool PR = EPI == 2 || FAR;                     // a pair's rows Nout apart
+  constexpr int RS = PR ? RP : 2 * RP;
 #pragma unroll
   for (int p = 0; p < RP; ++p)
 #pragma unroll
@@ -1996,7 +1998,7 @@ __device__ __forceinline__ void gemv_m1_epilogue(float (&acc)[1][RP][2], int lan
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       if (lane != 2 * p + h) continue;
-      const int row[2] = {EPI == 2 ? u * RS + p : u * RS + 2 * p, EPI == 2 ? u * RS + p + Nout : u * RS + 2 * p + 1};
+      const int row[2] = {PR ? u * RS + p : u * RS + 2 * p, PR ? u * RS + p + Nout : u * RS + 2 * p + 1};
       if (EPI == 2) {
         if (h) continue;
         const float gt = bf16_to_f32(f32_to_bf16(acc[0][p][0])), up = bf16_to_f32(f32_to_bf16(acc[0][p][1]));
@@ -2140,7 +2142,7 @@ GEMV25_INST(2, 4, 2, 2, false, 10, 1, 4, 0) GEMV25_INST(2, 4, 2, 2, false, 10, 1
 // occupancy with longer runs or more rows a slot are slower, and occupancy is part of the win (chapter 06).
 // v27 (XCH): the runs [R0, R1) of each row only, a K split of 2 met as v18's is: each output's two partial sums in one
 // 64-bit word of `partial` (zero between launches), the second block to arrive adds them in block order and stores.
-template <int SR, int RP, int EPI, int U, int KST, bool E, int R0, int R1, bool XCH>
+template <int SR, int RP, int EPI, int U, int KST, bool E, int R0, int R1, bool XCH, bool FAR = false>
 __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ W, const float* __restrict__ scale,
                                               const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
                                               unsigned short* __restrict__ y, int N, float* __restrict__ partial) {
@@ -2150,9 +2152,9 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3, lk = 64 * g + 16 * t;
   const int Nout = EPI == 2 ? N / 2 : N, u0 = blockIdx.x * SR + warp;           // this warp's row set
   const unsigned char* pw = W + (size_t)u0 * RS * KK + lk;
-  const size_t up_w = (size_t)Nout * KK;
+  const size_t up_w = (size_t)Nout * KK, far_w = (size_t)(N / 2) * KK;           // FAR: row p's partner, N / 2 rows on
   const float* ps = scale + (size_t)((u0 * RS) >> 7) * KT + (g >> 1);
-  const int up_s = (Nout >> 7) * KT;
+  const int up_s = (Nout >> 7) * KT, far_s = ((N / 2) >> 7) * KT;
   uint4 wv[2][U][2 * RP];
   float sl[2][U], sh[2][U];
   auto load = [&](int slot, int ss) {                      // run ss: steps U ss .. U ss + U - 1 of each row, row after row
@@ -2162,11 +2164,11 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
       for (int h = 0; h < 2; ++h)
 #pragma unroll
         for (int u = 0; u < U; ++u)
-          wv[slot][u][2 * p + h] = ld_stream(pw + (EPI == 2 ? (h ? up_w : 0) + p * KK : (2 * p + h) * KK) + 512 * (U * ss + u));
+          wv[slot][u][2 * p + h] = ld_stream(pw + (EPI == 2 ? (h ? up_w : 0) + p * KK : FAR ? (h ? far_w : 0) + p * KK : (2 * p + h) * KK) + 512 * (U * ss + u));
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       sl[slot][u] = __ldg(ps + 4 * (U * ss + u));
-      sh[slot][u] = EPI == 2 ? __ldg(ps + up_s + 4 * (U * ss + u)) : 0.f;
+      sh[slot][u] = EPI == 2 ? __ldg(ps + up_s + 4 * (U * ss + u)) : FAR ? __ldg(ps + far_s + 4 * (U * ss + u)) : 0.f;
     }
   };
   // Before the wait: weights and scales are never written by a kernel. E: a condition that is always true; without a branch
@@ -2188,11 +2190,11 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
       xl[0][0] = __ldg(reinterpret_cast<const uint4*>(x + 512 * st + lk));
       xl[0][1] = __ldg(reinterpret_cast<const uint4*>(x + 512 * st + lk + 8));
       const int sl0 = (ss - R0) & 1;
-      const float slo = sl[sl0][u] * W_RESCALE_BITS, shi = (EPI == 2 ? sh[sl0][u] : sl[sl0][u]) * W_RESCALE_BITS;
+      const float slo = sl[sl0][u] * W_RESCALE_BITS, shi = (EPI == 2 || FAR ? sh[sl0][u] : sl[sl0][u]) * W_RESCALE_BITS;
       v13_math<RP, 1>(acc, wv[sl0][u], xl, slo, shi, g);
     }
   }
-  gemv_m1_epilogue<RP, EPI, XCH>(acc, lane, u0, Nout, res, y, partial);
+  gemv_m1_epilogue<RP, EPI, XCH, FAR>(acc, lane, u0, FAR ? N / 2 : Nout, res, y, partial);
 }
 template <int SR, int RP, int EPI, int U, int KST, int MINB, bool E = false>
 __global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v26(
@@ -2200,6 +2202,17 @@ __global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v26(
     const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
     float* __restrict__ partial, unsigned* __restrict__ counters) {
   gemv_v26_body<SR, RP, EPI, U, KST, E, 0, KST / U, false>(W, scale, x, res, y, N, partial);
+}
+// ---- v28: v26 with a warp's pair of rows N / 2 apart (plain projections), as gate|up's gate and up rows are ----------------
+// v26 won on gate|up only: there a warp's two rows lie 89 MB apart (a gate row and its up row); on q|gate|k|v and qkv|z they
+// are neighbours. v28 pairs row r with row r + N / 2 on the plain shapes; every row's sum is still v14's (bit-identical).
+template <int SR, int RP, int EPI, int U, int KST, int MINB>
+__global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v28(
+    const unsigned char* __restrict__ W, const float* __restrict__ scale, const unsigned short* __restrict__ x,
+    const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
+    float* __restrict__ partial, unsigned* __restrict__ counters) {
+  static_assert(EPI != 2, "SwiGLU pairs its rows so already (v26)");
+  gemv_v26_body<SR, RP, EPI, U, KST, false, 0, KST / U, false, true>(W, scale, x, res, y, N, partial);
 }
 // ---- v27: v26 with K split over 2 blocks (grid.y), for the 5,120-row shapes ---------------------------------------------
 // v26 without a split reads the 5,120-row shapes at 59-64 % (gemv_v26b_h200.json): 2,560 row pairs are 1.2 rounds of
@@ -2219,12 +2232,15 @@ __global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v27(
     const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 #define GEMV27_INST(SR, RP, EPI, U, KST, MB) template __global__ void gemv_fp8_v27<SR, RP, EPI, U, KST, MB>( \
     const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+#define GEMV28_INST(SR, RP, EPI, U, KST, MB) template __global__ void gemv_fp8_v28<SR, RP, EPI, U, KST, MB>( \
+    const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 #ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 GEMV26_INST(2, 1, 2, 5, 10, 1, false) GEMV26_INST(2, 2, 2, 2, 10, 1, false) GEMV26_INST(2, 1, 2, 2, 10, 1, false) GEMV26_INST(4, 1, 2, 5, 10, 1, false)
 GEMV26_INST(2, 1, 2, 5, 10, 6, false) GEMV26_INST(2, 2, 2, 2, 10, 6, false) GEMV26_INST(2, 1, 2, 2, 10, 8, false) GEMV26_INST(4, 1, 0, 5, 10, 3, false)
 GEMV26_INST(2, 2, 2, 5, 10, 1, false) GEMV26_INST(4, 1, 0, 5, 10, 1, false) GEMV26_INST(4, 2, 0, 2, 10, 1, false) GEMV26_INST(2, 4, 2, 2, 10, 1, false)
 GEMV26_INST(2, 1, 2, 2, 10, 8, true)   // the engine's gate|up is E = false (above); E = true lost (gemv_v26c_first_h200.json)
 GEMV27_INST(2, 1, 1, 2, 34, 8) GEMV27_INST(2, 1, 1, 2, 12, 8) GEMV27_INST(4, 1, 1, 2, 34, 4) GEMV27_INST(2, 2, 1, 2, 34, 8)
+GEMV28_INST(2, 1, 0, 2, 10, 8) GEMV28_INST(2, 2, 0, 2, 10, 8)
 #endif
 
 // ---- lm_head: bf16 weights over a row set, fused with argmax --------------------------------------------
