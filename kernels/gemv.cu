@@ -2148,7 +2148,7 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
                                               unsigned short* __restrict__ y, int N, float* __restrict__ partial) {
   static_assert(KST % U == 0 && RP >= 1 && 2 * RP <= 32 && 0 <= R0 && R0 < R1 && R1 <= KST / U, "whole runs of U steps a row; one lane per output");
   static_assert(!XCH || EPI != 2, "the exchange: one output per lane");
-  constexpr int KK = 512 * KST, KT = 4 * KST, RS = EPI == 2 ? RP : 2 * RP;
+  constexpr int KK = 512 * KST, KT = 4 * KST, RS = EPI == 2 || FAR ? RP : 2 * RP;   // a set's (gate, near) rows
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3, lk = 64 * g + 16 * t;
   const int Nout = EPI == 2 ? N / 2 : N, u0 = blockIdx.x * SR + warp;           // this warp's row set
   const unsigned char* pw = W + (size_t)u0 * RS * KK + lk;
