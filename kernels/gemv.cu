@@ -96,6 +96,8 @@
 //      the grid wait) lost (gemv_v26c_first_h200.json).
 //   v27 gemv_fp8_v27<SR, RP, EPI, U, KST, MINB>: v26 with K split over 2 blocks (halves of the runs), met as v18's are.
 //      Lost on the 5,120-row shapes: down 74-75 % vs 83, out_proj 48-50 % vs 68 (gemv_v27_h200.json).
+//   v28 gemv_fp8_v28<SR, RP, EPI, U, KST, MINB>: v26 with a warp's pair of rows N / 2 apart on the plain shapes (as gate|up's
+//      are). Bit-identical. Lost: qkv|z 78-87 % vs 88-89, q|gate|k|v 81-83 % vs 84-85 (gemv_v28_h200.json).
 //   lm_head_bf16_v2<S>: the same structure for the bf16 vocabulary projection over a row set, with argmax.
 //   lm_head_bf16_v3<SR, RP, MT, D>: the head with v13's whole-row streams (bf16 pairs permuted, no widening), a D-step
 //      ring; the same per-block argmax partials. 667 us alone vs v2's 687, 0.01 ms slower in the step (head_v3_h200.json).
