@@ -469,6 +469,16 @@ def test_v26_launches_through_the_launcher(monkeypatch):
     with pytest.raises(ValueError, match="KS = 1"):
         G.gemv(q, sc, torch.zeros(1, K, dtype=torch.bfloat16), 2, None, **dict(kw, KS=2))
 
+def test_engine_record_multirow_identity():
+    """The engine's verification record (results/gemv_quick.py) holds, for every model shape, its plan's M = 8 rows
+    bit-identical to M = 1 calls and 20 identical repeats: gate|up's M = 1 call is v26 and its M = 8 call v14's 8-token build."""
+    from qwen_engine.gemv import MODEL_SHAPES
+    d = read_record("gemv_engine_h200")["data"]
+    assert {(r["N"], r["K"], r["epi"]) for r in d["multirow"]} == {(N, K, e) for N, K, e, _ in MODEL_SHAPES}
+    assert all(r["multirow_bit_identical"] and r["repeat_bit_identical"] for r in d["multirow"])
+    assert all(c["ok"] for c in d["checks"]) and len(d["checks"]) == 22
+    assert [r["variant"] for r in d["multirow"] if r["N"] == 34816] == [26]
+
 def test_launched_names_is_a_dry_pass(monkeypatch):
     "explore_util.launched_names: the kernels a call would launch, in order, nothing launched, the launcher restored after."
     from unittest import mock
