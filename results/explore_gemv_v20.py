@@ -7,7 +7,8 @@ M = 1 and 20 repeats, bit-identical to the engine's kernel on the same inputs; t
 engine's, twice; then the token's GEMVs: the engine's plan, v20 on every shape where it won both repeats, again.
 Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_v20.py OUT_DIR (gemv_v20_h200.json). About 100 s.
 (explore_util.versus_engine was factored out of this script after its record was made: the same code, not re-run.)
-(The interleaved timing loop moved into explore_util.time_vs_engine after this record was made: the same steps, not re-run.)
+(The interleaved timing loop moved into explore_util.time_vs_engine after this record was made: the same steps, not re-run;
+so did the win selection, into explore_util.wins_in_both_repeats.)
 """
 import sys, time
 import torch
@@ -63,15 +64,7 @@ save()
 explore_util.time_vs_engine(rec, guard, el, gen, bw, G.V20_SWEEP, lambda N, K, epi, cfg: passed[(N, K, epi, cfg)], kw20)
 save()
 # a (configuration, PF) wins a shape if it beat the engine's in both repeats by more than the engine's margin; the best of those
-wins = {}
-for (N, K, epi), cfgs in G.V20_SWEEP.items():
-    eng = [t["us"] for t in rec["timings"] if (t["N"], t["K"], t["cfg"]) == (N, K, "engine")]
-    best = None
-    for cfg in cfgs:
-        ts = [t["us"] for t in rec["timings"] if (t["N"], t["K"]) == (N, K) and t["cfg"] == list(cfg)]
-        if len(ts) == 2 and len(eng) == 2 and all(a < (1 - G.ENGINE_MARGIN) * b for a, b in zip(ts, eng)):
-            if best is None or sum(ts) < best[1]: best = (cfg, sum(ts))
-    if best: wins[(N, K, epi)] = best[0]
+wins = explore_util.wins_in_both_repeats(rec, G.V20_SWEEP, G.ENGINE_MARGIN)
 rec["wins"] = {f"{k[0]}x{k[1]}": list(c) for k, c in wins.items()}
 print("wins:", rec["wins"])
 

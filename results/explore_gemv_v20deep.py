@@ -5,7 +5,8 @@ registers, but its sweep (gemv_v20_h200.json) went to 3-4 steps only, the depth 
 (7-9 in flight a warp: 100-180 KB an SM at the blocks shared memory allows), the carveout set to the most shared memory.
 Each configuration: bit identity with the engine's kernel, blocks an SM, then alone with PDL interleaved with the engine's
 (two rounds), then the token's GEMVs and the decode step with each shape's winner.
-Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_v20deep.py OUT_DIR (gemv_v20deep_h200.json). About 30 seconds."""
+Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_v20deep.py OUT_DIR (gemv_v20deep_h200.json). About 30 seconds.
+(The win selection moved into explore_util.wins_in_both_repeats after gemv_v20deep_h200.json was made: the same steps, not re-run.)"""
 import torch
 from qwen_engine import gemv as G
 import explore_util
@@ -50,15 +51,7 @@ def main():
     save()
     explore_util.time_vs_engine(rec, guard, el, gen, bw, SWEEP, lambda N, K, epi, cfg: (N, K, epi, cfg) in ok, kw)
     save()
-    wins = {}
-    for (N, K, epi), cfgs in SWEEP.items():
-        eng = [t["us"] for t in rec["timings"] if (t["N"], t["K"], t["cfg"]) == (N, K, "engine")]
-        best = None
-        for cfg in cfgs:
-            ts = [t["us"] for t in rec["timings"] if (t["N"], t["K"]) == (N, K) and t["cfg"] == list(cfg)]
-            if len(ts) == 2 and len(eng) == 2 and all(a < (1 - G.ENGINE_MARGIN) * b for a, b in zip(ts, eng)):
-                if best is None or sum(ts) < best[1]: best = (cfg, sum(ts))
-        if best: wins[(N, K)] = (20, best[0])
+    wins = {(N, K): (20, cfg) for (N, K, _), cfg in explore_util.wins_in_both_repeats(rec, SWEEP, G.ENGINE_MARGIN).items()}
     rec["wins"] = {f"{k[0]}x{k[1]}": list(v[1]) for k, v in wins.items()}
     print("wins", rec["wins"], el(), flush=True)
     save()

@@ -74,6 +74,22 @@ def time_vs_engine(rec: dict, guard, el, gen, bw: float, sweep: dict, ok, kw, re
                                                       for t in rec["timings"] if (t["N"], t["K"], t["rep"]) == (N, K, rep)) + f" {el()}", flush=True)
 
 
+def wins_in_both_repeats(rec: dict, sweep: dict, margin: float) -> dict:
+    """{(N, K, epi): configuration} from time_vs_engine's rec["timings"]: per shape of `sweep`, the configurations faster than
+    the engine's kernel by more than `margin` in both of two interleaved repeats, and of those the one with the least total
+    time (explore_gemv_v20.py, explore_gemv_v20deep.py)."""
+    wins = {}
+    for (N, K, epi), cfgs in sweep.items():
+        eng = [t["us"] for t in rec["timings"] if (t["N"], t["K"], t["cfg"]) == (N, K, "engine")]
+        best = None
+        for cfg in cfgs:
+            ts = [t["us"] for t in rec["timings"] if (t["N"], t["K"]) == (N, K) and t["cfg"] == list(cfg)]
+            if len(ts) == 2 and len(eng) == 2 and all(a < (1 - margin) * b for a, b in zip(ts, eng)):
+                if best is None or sum(ts) < best[1]: best = (cfg, sum(ts))
+        if best: wins[(N, K, epi)] = best[0]
+    return wins
+
+
 def step_ab(rec: dict, guard, el, save, apply, label: str, reps: int = 3, require_equal: bool = True, token_key: str = None):
     """The decode step's A/B (chapter 06's explorations): the 27B-shape synthetic step (seed 0), PDL graph, built once;
     `apply(step, on)` routes the step's GEMVs through the engine's plan (on = 0) or the variant's (on = 1). Each plan's

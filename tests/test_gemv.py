@@ -479,6 +479,16 @@ def test_engine_record_multirow_identity():
     assert all(c["ok"] for c in d["checks"]) and len(d["checks"]) == 22
     assert [r["variant"] for r in d["multirow"] if r["N"] == 34816] == [26]
 
+def test_wins_in_both_repeats():
+    "The explorations' win rule: faster than the engine by more than the margin in both repeats; the least total of those; a tie or one slow repeat is no win."
+    from results import explore_util
+    t = lambda cfg, us: dict(N=1, K=2, cfg=cfg, us=us)
+    rec = dict(timings=[t("engine", 10.0), t("engine", 10.0), t([1], 9.0), t([1], 9.5), t([2], 8.0), t([2], 10.5), t([3], 9.95), t([3], 9.0),
+                        t([4], 9.6), t([4], 9.6)])
+    assert explore_util.wins_in_both_repeats(rec, {(1, 2, 0): [(1,), (2,), (3,), (4,)]}, 0.01) == {(1, 2, 0): (1,)}
+    assert explore_util.wins_in_both_repeats(rec, {(1, 2, 0): [(2,), (3,)]}, 0.01) == {}          # one repeat slower; within the margin once
+    assert explore_util.wins_in_both_repeats(rec, {(1, 2, 0): [(1,), (4,)]}, 0.08) == {}          # a wider margin: neither
+
 def test_launched_names_is_a_dry_pass(monkeypatch):
     "explore_util.launched_names: the kernels a call would launch, in order, nothing launched, the launcher restored after."
     from unittest import mock
