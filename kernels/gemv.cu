@@ -2178,7 +2178,7 @@ GEMV25_INST(2, 4, 2, 2, false, 10, 1, 4, 0) GEMV25_INST(2, 4, 2, 2, false, 10, 1
 // occupancy with longer runs or more rows a slot are slower, and occupancy is part of the win (chapter 06).
 // v27 (XCH): the runs [R0, R1) of each row only, a K split of 2 met as v18's is: each output's two partial sums in one
 // 64-bit word of `partial` (zero between launches), the second block to arrive adds them in block order and stores.
-template <int SR, int RP, int EPI, int U, int KST, bool E, int R0, int R1, bool XCH, bool FAR = false>
+template <int SR, int RP, int EPI, int U, int KST, bool E, int R0, int R1, bool XCH, bool FAR = false, bool EK = false>
 __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ W, const float* __restrict__ scale,
                                               const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
                                               unsigned short* __restrict__ y, int N, float* __restrict__ partial) {
@@ -2209,9 +2209,15 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
   };
   // Before the wait: weights and scales are never written by a kernel. E: a condition that is always true; without a branch
   // ptxas schedules the wait (ACQBULK) above these loads, so none leave before it (chapter 09a's SASS audit found that:
-  // v26's first builds, E = false, measured in gemv_v26_h200 and gemv_v26b_h200, waited before their first loads).
-  if (!E || u0 * RS < Nout) load(0, R0);
+  // v26's first builds, E = false, measured in gemv_v26_h200 and gemv_v26b_h200, waited before their first loads). Where
+  // ptxas turns that short branch into predicated loads it still hoists the wait above them: only gate|up's E build keeps
+  // them first (the audit, chapter 09a). EK (with E) adds the branch's other side after the wait, never taken, which ptxas
+  // keeps as a branch, the loads above the wait (checked in SASS for every EK build measured).
+  static_assert(!EK || E, "EK keeps E's loads before the wait");
+  const bool pre = u0 * RS < Nout;                         // always true (whole grids)
+  if (!E || pre) load(0, R0);
   qe_grid_wait();
+  if (EK && !pre) load(0, R0);
   qe_grid_launch_dependents();
   float acc[1][RP][2];
 #pragma unroll
@@ -2232,12 +2238,12 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
   }
   gemv_m1_epilogue<RP, EPI, XCH, FAR>(acc, lane, u0, FAR ? N / 2 : Nout, res, y, partial);
 }
-template <int SR, int RP, int EPI, int U, int KST, int MINB, bool E = false>
+template <int SR, int RP, int EPI, int U, int KST, int MINB, bool E = false, bool EK = false>
 __global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v26(
     const unsigned char* __restrict__ W, const float* __restrict__ scale, const unsigned short* __restrict__ x,
     const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
     float* __restrict__ partial, unsigned* __restrict__ counters) {
-  gemv_v26_body<SR, RP, EPI, U, KST, E, 0, KST / U, false>(W, scale, x, res, y, N, partial);
+  gemv_v26_body<SR, RP, EPI, U, KST, E, 0, KST / U, false, false, EK>(W, scale, x, res, y, N, partial);
 }
 // ---- v28: v26 with a warp's pair of rows N / 2 apart (plain projections), as gate|up's gate and up rows are ----------------
 // v26 won on gate|up only: there a warp's two rows lie 89 MB apart (a gate row and its up row); on q|gate|k|v and qkv|z they
@@ -2275,6 +2281,7 @@ GEMV26_INST(2, 1, 2, 5, 10, 1, false) GEMV26_INST(2, 2, 2, 2, 10, 1, false) GEMV
 GEMV26_INST(2, 1, 2, 5, 10, 6, false) GEMV26_INST(2, 2, 2, 2, 10, 6, false) GEMV26_INST(2, 1, 2, 2, 10, 8, false) GEMV26_INST(4, 1, 0, 5, 10, 3, false)
 GEMV26_INST(2, 2, 2, 5, 10, 1, false) GEMV26_INST(4, 1, 0, 5, 10, 1, false) GEMV26_INST(4, 2, 0, 2, 10, 1, false) GEMV26_INST(2, 4, 2, 2, 10, 1, false)
 GEMV26_INST(2, 1, 2, 2, 10, 8, true)   // the engine's gate|up is E = false (above); E = true lost (gemv_v26c_first_h200.json)
+GEMV26_INST(4, 1, 1, 3, 12, 5, true) GEMV26_INST(4, 1, 0, 3, 12, 5, true)   // the engine's out_proj / o_proj (gemv_v26e_h200.json) and its plain projection
 GEMV27_INST(2, 1, 1, 2, 34, 8) GEMV27_INST(2, 1, 1, 2, 12, 8) GEMV27_INST(4, 1, 1, 2, 34, 4) GEMV27_INST(2, 2, 1, 2, 34, 8)
 GEMV28_INST(2, 1, 0, 2, 10, 8) GEMV28_INST(2, 2, 0, 2, 10, 8)
 #endif

@@ -65,7 +65,7 @@ ENGINE_KERNELS = tuple(f"gemv_fp8_v11<{s}, {rg}, {e}>" for s, rg, e in ((1, 1, 0
                  + ("gemv_fp8_v16<4, 1, 2, 1, 1, 3, true, 1, true>", "gemv_fp8_v18<4, 1, 2, 1, 1, 3, true, 1, true>") \
                  + ("lm_head_bf16_v6<8, 20, 1, 2, 20>", "lm_head_bf16_v6<8, 20, 8, 2, 20>") \
                  + ("gemv_fp8_v23<4, 1, 2, 0, 1, 3, true, 4, false, false>", "gemv_fp8_v23<4, 1, 2, 1, 1, 3, true, 5, true, true>") \
-                 + ("gemv_fp8_v26<2, 1, 2, 2, 10, 8>",)
+                 + ("gemv_fp8_v26<2, 1, 2, 2, 10, 8>", "gemv_fp8_v26<4, 1, 1, 3, 12, 5, true>")
 # v3, the engine's GEMV until v11 (kept, with its numbers), compiled the same way when it is asked for.
 V3_KERNELS = tuple(f"gemv_fp8_v3<{s}, {rg}, {e}>" for s, rg, e in ((2, 1, 0), (4, 1, 0), (8, 1, 0), (4, 2, 0), (2, 1, 1), (4, 1, 1),
                                                                    (8, 1, 1), (2, 2, 2), (4, 2, 2), (8, 2, 2))) \
@@ -592,7 +592,7 @@ V12_MINB = {(5120, 6144, 1): 6, (34816, 5120, 2): 3}
 # 7.099 / 7.083 ms against 7.228 / 7.222, the decode step 7.999 ms at 1K against 8.028 (three repeats each way, every
 # repeat faster; 8.342 against 8.390 at 32K), greedy tokens equal.
 ENGINE_MARGIN = 0.01
-ENGINE_CHOICE = {(14336, 5120, 0): (14, 4, 1, 1), (16384, 5120, 0): (23, 4, 1, 1), (5120, 6144, 1): (18, 4, 1, 2),
+ENGINE_CHOICE = {(14336, 5120, 0): (14, 4, 1, 1), (16384, 5120, 0): (23, 4, 1, 1), (5120, 6144, 1): (26, 4, 1, 1),
                  (34816, 5120, 2): (26, 2, 2, 1), (5120, 17408, 1): (23, 4, 1, 2), "lm_head": (6, 8, 20, 2, 2)}
 # The head: lm_head_bf16_v6 (the head as a stream, CUDA-core math: 8 warps, a ring of a whole row (20 chunks), rows in
 # groups of 2, 2 blocks an SM) since head_v6_h200.json: 563.1 / 562.9 us alone, 99.4 % of the run's bandwidth (a plain
@@ -606,10 +606,10 @@ ENGINE_V14 = {(14336, 5120, 0): (1, 2, 2, True, True), (16384, 5120, 0): (1, 2, 
 # down 23.28 / 23.30 against 24.09 / 24.05; the token of GEMVs 6.815 ms against 6.910 / 6.902; the decode step 7.856 /
 # 7.856 / 7.854 ms at 1K against 7.898 / 7.892 / 7.890 and 8.165 at 32K against 8.219 (greedy tokens equal).
 ENGINE_MINB = {(16384, 5120, 0): 4, (5120, 17408, 1): 5,   # v23's: the blocks an SM its build is held to (v14's and v18's count)
-               (34816, 5120, 2): 8}                        # v26's (below)
+               (34816, 5120, 2): 8, (5120, 6144, 1): 5}    # v26's (below)
 # gate|up since gemv_v26b_h200: v26 (v14's step, math and sums; a ring slot holds a run of U = 2 consecutive steps of one
 # gate/up row pair, two slots; bit-identical to v14) with 2 warps a block, held to 8 blocks an SM (128 registers; 138 free,
-# 6 blocks). ENGINE_V26 holds its (RP, U). Alone 41.70 / 41.90 us (91.7 / 91.3 %) against v14's 43.24 / 43.25 (88.5 %); the
+# 6 blocks). ENGINE_V26 holds its (RP, U, E). Alone 41.70 / 41.90 us (91.7 / 91.3 %) against v14's 43.24 / 43.25 (88.5 %); the
 # token of GEMVs 6.732 / 6.741 ms against 6.817 / 6.826; the decode step 7.693 / 7.689 / 7.691 ms at 1K against 7.837 /
 # 7.837 / 7.840 and 7.950 / 7.948 / 7.953 at 32K against 8.093 / 8.094 / 8.096 (greedy tokens equal); first found in
 # gemv_v26_h200 (91.5 % against 88.8 %; the step 7.78 against 7.92 ms). On qkv|z, q|gate|k|v and the split shapes v26 lost.
@@ -619,14 +619,26 @@ ENGINE_MINB = {(16384, 5120, 0): 4, (5120, 17408, 1): 5,   # v23's: the blocks a
 # it (E = true, a branch the compiler cannot remove) was slower in every measure of one run (gemv_v26c_first_h200.json):
 # alone 44.78 / 45.16 us against 41.71 / 42.32, the decode step 7.846-7.847 ms at 1K against 7.705-7.708 (and no faster
 # than v14's 7.841-7.846).
-ENGINE_V26 = {(34816, 5120, 2): (1, 2)}
+# out_proj and o_proj (5,120 x 6,144) since gemv_v26e_h200: v26 without a K split in one round of resident blocks (640
+# blocks of 4 warps, one row pair a warp, held to 5 an SM: 0.97 rounds; runs of 3 steps) with its first run of loads
+# before the grid wait (E). gemv_v26d_h200 found the round count decides v26 on the 5,120-row shapes (out_proj 71 % in
+# 0.97 rounds, 64 % in 1.2; v26b had only measured 1.2); a plain stream asks for its first bytes before the wait at a cost of
+# 0.1-0.6 us a boundary against 1.2-2.1 us after it (boundary_h200.json), and so does this build: alone 9.17 / 9.22 us
+# (75 %) against v18's 10.14 / 10.15 (68 %) and 9.68 / 9.69 without E; the token of GEMVs 6.823 / 6.827 ms against 6.864 /
+# 6.883; the decode step 7.700 / 7.700 / 7.701 ms at 1K against 7.779 / 7.779 / 7.782 and 7.965 / 7.964 / 7.964 at 32K
+# against 8.061 / 8.045 / 8.049. Other sums than v18's (one chain a row instead of two halves): checked against the float64
+# definition (within 1 ulp, run to run, M = 8 rows = M = 1 calls), so the step's greedy tokens part from v18's after 13
+# tokens of 24 (the decode gates of chapter 09e judge the engine). On down, q|gate|k|v and gate|up E lost or tied there;
+# ENGINE_V14 keeps out_proj's v18 configuration (the v19-v23 sweeps were built from it).
+ENGINE_V26 = {(34816, 5120, 2): (1, 2, False), (5120, 6144, 1): (1, 3, True)}
 # v19's sweep: each shape's engine configuration (SR, SK, RP, D, EARLY, MINB, KS, XS) at every PF of V19_PF; its builds:
 # the shape's epilogue and the plain projection (check_gemv's), M = 1 and the M = 8 build. The prefetch costs registers
 # (nvcc -Xptxas -v, M = 1: q|gate|k|v 72 -> 77, gate|up 80 -> 85, qkv|z 117 -> 119, the split shapes 91 -> 93), which on
 # q|gate|k|v and gate|up is one block an SM fewer (7 -> 6, 6 -> 5): those two are also built with MINB holding v14's count.
 # (v19 and v21 were swept from the engine's configurations of their day: gate|up's was (4 warps, 2 pairs, 2 steps, XS).)
+_KS14 = lambda k: 2 if k[0] == 5120 else 1                # v14-v23's K split: the 5,120-row shapes over 2 blocks (v26 has none)
 _PLAN_V19 = {**{k: (ENGINE_CHOICE[k][1], *ENGINE_V14[k]) for k in ENGINE_V14}, (34816, 5120, 2): (4, 1, 2, 2, True, True)}
-_v19_cfg = lambda k, mb=1: (_PLAN_V19[k][0], *_PLAN_V19[k][1:4], _PLAN_V19[k][4], mb, ENGINE_CHOICE[k][3], _PLAN_V19[k][5])
+_v19_cfg = lambda k, mb=1: (_PLAN_V19[k][0], *_PLAN_V19[k][1:4], _PLAN_V19[k][4], mb, _KS14(k), _PLAN_V19[k][5])
 V19_SWEEP = {k: (_v19_cfg(k),) + ((_v19_cfg(k, {14336: 7, 34816: 6}[k[0]]),) if k[0] in (14336, 34816) else ()) for k in ENGINE_V14}
 # v20's sweep (SR, SK, RP, D, EARLY, MINB, KS, XS = 0): the shared-memory ring at 3 and 4 steps (4 steps of one pair), on
 # each shape's split; 8-warp blocks at 3 steps on the large shapes. Ring per block: 24 KB (D 3), 32 KB (D 4), 16 KB (one
@@ -674,7 +686,7 @@ def _v23_name(epi, cfg, MT=1):
     SR, SK, RP, D, E, MB, KS, XS = cfg
     b = lambda v: "true" if v else "false"
     return f"gemv_fp8_v23<{SR}, {SK}, {RP}, {epi}, {MT}, {D}, {b(E)}, {MB}, {b(XS and MT == 1)}, {b(KS == 2 and epi != 2)}>"
-_engine_cfg = lambda k: (ENGINE_CHOICE[k][1], *ENGINE_V14[k][:3], ENGINE_V14[k][3], 1, ENGINE_CHOICE[k][3], ENGINE_V14[k][4])
+_engine_cfg = lambda k: (ENGINE_CHOICE[k][1], *ENGINE_V14[k][:3], ENGINE_V14[k][3], 1, _KS14(k), ENGINE_V14[k][4])
 _V23_MINB = {(14336, 5120, 0): 7, (16384, 5120, 0): 4, (34816, 5120, 2): 3, (5120, 6144, 1): 5, (5120, 17408, 1): 5}   # v14's blocks an SM
 V23_SWEEP = {k: (_engine_cfg(k), _engine_cfg(k)[:5] + (_V23_MINB[k],) + _engine_cfg(k)[6:]) for k in ENGINE_V14}
 # v23b's sweep, around each shape's configuration of v23_h200's day (SR, SK, RP, D, EARLY, MINB, KS, XS): without branches
@@ -708,8 +720,8 @@ def engine_kwargs(N: int, K: int, epi: int) -> dict:
     "The keyword arguments of `gemv` (and `check_gemv`) that launch the engine's configuration for this shape."
     v, S, RG, KS = engine_plan(N, K, epi)
     if v == 26:
-        RP, U = ENGINE_V26[(N, K, epi)]
-        return dict(S=S, RG=RG, variant=26, KS=KS, D=U, v13opt=(1, RP, False, False), minb=ENGINE_MINB.get((N, K, epi), 0))
+        RP, U, early = ENGINE_V26[(N, K, epi)]
+        return dict(S=S, RG=RG, variant=26, KS=KS, D=U, v13opt=(1, RP, early, False), minb=ENGINE_MINB.get((N, K, epi), 0))
     if v in (14, 15, 16, 18, 19, 20, 21, 22, 23):
         SK, RP, D, E, XS, *PF = ENGINE_V14[(N, K, epi)]          # v19: a sixth entry, its prefetch distance
         return dict(S=S, RG=RG, variant=v, KS=KS, D=D, v13opt=(SK, RP, E, XS, *PF), minb=ENGINE_MINB.get((N, K, epi), 0))
@@ -722,7 +734,9 @@ def engine_gemv(q, scale, x, epi: int, res, out, scratch, pdl: bool = False):
 def engine_choice(N: int, K: int, epi: int) -> tuple:
     "The engine's configuration for this shape as a `token_graph` choice entry: (variant, S, RG, KS, bps, D[, C, v13opt])."
     p = engine_plan(N, K, epi)
-    if p[0] == 26: return p + (4, ENGINE_V26[(N, K, epi)][1], 8, (1, ENGINE_V26[(N, K, epi)][0], False, False))
+    if p[0] == 26:
+        RP, U, early = ENGINE_V26[(N, K, epi)]
+        return p + (4, U, 8, (1, RP, early, False))
     if p[0] not in (14, 15, 16, 18, 19, 20, 21, 22, 23): return p + (4, 4)
     SK, RP, D, E, XS, *PF = ENGINE_V14[(N, K, epi)]
     return p + (4, D, 8, (SK, RP, E, XS, *PF))

@@ -42,7 +42,7 @@ def versus_definition(gen, N, K, epi, c):
     "explore_gemv_v26b's float64 check, then row m of an M = 8 call (v26's M > 1 path) against an M = 1 call, bit for bit."
     r = _versus(gen, N, K, epi, c)
     m = G.check_multirow_identity(N, K, epi, gen, c[0], 1, variant=26, D=c[2], minb=c[3],
-                                 v13opt=(1, c[1], len(c) > 5 and bool(c[5]), False))   # c[5]: E (explore_gemv_v26e)
+                                 v13opt=(1, c[1], c[5] if len(c) > 5 else False, False))   # c[5]: E (v26e), 2 EK (v26f)
     r.update(rounds=ROUNDS(N, epi, c), multirow_bit_identical=m["multirow_bit_identical"], multirow_repeat_identical=m["repeat_bit_identical"])
     r["identical"] = r["identical"] and m["multirow_bit_identical"] and m["repeat_bit_identical"]
     return r
