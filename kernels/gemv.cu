@@ -2281,7 +2281,11 @@ GEMV26_INST(2, 1, 2, 5, 10, 1, false) GEMV26_INST(2, 2, 2, 2, 10, 1, false) GEMV
 GEMV26_INST(2, 1, 2, 5, 10, 6, false) GEMV26_INST(2, 2, 2, 2, 10, 6, false) GEMV26_INST(2, 1, 2, 2, 10, 8, false) GEMV26_INST(4, 1, 0, 5, 10, 3, false)
 GEMV26_INST(2, 2, 2, 5, 10, 1, false) GEMV26_INST(4, 1, 0, 5, 10, 1, false) GEMV26_INST(4, 2, 0, 2, 10, 1, false) GEMV26_INST(2, 4, 2, 2, 10, 1, false)
 GEMV26_INST(2, 1, 2, 2, 10, 8, true)   // the engine's gate|up is E = false (above); E = true lost (gemv_v26c_first_h200.json)
-GEMV26_INST(4, 1, 1, 3, 12, 5, true) GEMV26_INST(4, 1, 0, 3, 12, 5, true)   // the engine's out_proj / o_proj (gemv_v26e_h200.json) and its plain projection
+GEMV26_INST(4, 1, 1, 3, 12, 5, true) GEMV26_INST(4, 1, 0, 3, 12, 5, true)   // out_proj's for one commit (gemv_v26e_h200.json)
+#define GEMV26K_INST(SR, RP, EPI, U, KST, MB) template __global__ void gemv_fp8_v26<SR, RP, EPI, U, KST, MB, true, true>( \
+    const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+GEMV26K_INST(4, 1, 1, 3, 12, 5) GEMV26K_INST(4, 1, 0, 3, 12, 5)   // the engine's out_proj / o_proj (EK, gemv_v26f_h200.json), its plain projection
+GEMV26K_INST(2, 2, 0, 2, 10, 7) GEMV26K_INST(2, 2, 0, 2, 10, 8)   // the engine's q|gate|k|v and qkv|z
 GEMV27_INST(2, 1, 1, 2, 34, 8) GEMV27_INST(2, 1, 1, 2, 12, 8) GEMV27_INST(4, 1, 1, 2, 34, 4) GEMV27_INST(2, 2, 1, 2, 34, 8)
 GEMV28_INST(2, 1, 0, 2, 10, 8) GEMV28_INST(2, 2, 0, 2, 10, 8)
 #endif

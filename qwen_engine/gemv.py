@@ -65,7 +65,8 @@ ENGINE_KERNELS = tuple(f"gemv_fp8_v11<{s}, {rg}, {e}>" for s, rg, e in ((1, 1, 0
                  + ("gemv_fp8_v16<4, 1, 2, 1, 1, 3, true, 1, true>", "gemv_fp8_v18<4, 1, 2, 1, 1, 3, true, 1, true>") \
                  + ("lm_head_bf16_v6<8, 20, 1, 2, 20>", "lm_head_bf16_v6<8, 20, 8, 2, 20>") \
                  + ("gemv_fp8_v23<4, 1, 2, 0, 1, 3, true, 4, false, false>", "gemv_fp8_v23<4, 1, 2, 1, 1, 3, true, 5, true, true>") \
-                 + ("gemv_fp8_v26<2, 1, 2, 2, 10, 8>", "gemv_fp8_v26<4, 1, 1, 3, 12, 5, true>")
+                 + ("gemv_fp8_v26<2, 1, 2, 2, 10, 8>", "gemv_fp8_v26<4, 1, 1, 3, 12, 5, true, true>", "gemv_fp8_v26<2, 2, 0, 2, 10, 7, true, true>",
+                    "gemv_fp8_v26<2, 2, 0, 2, 10, 8, true, true>")
 # v3, the engine's GEMV until v11 (kept, with its numbers), compiled the same way when it is asked for.
 V3_KERNELS = tuple(f"gemv_fp8_v3<{s}, {rg}, {e}>" for s, rg, e in ((2, 1, 0), (4, 1, 0), (8, 1, 0), (4, 2, 0), (2, 1, 1), (4, 1, 1),
                                                                    (8, 1, 1), (2, 2, 2), (4, 2, 2), (8, 2, 2))) \
@@ -358,7 +359,7 @@ def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None,
         U, KST = D, K // 512
         if KS != 1 or SK != 1 or K % 512 or KST % U: raise ValueError(f"v26 runs whole runs of {U} steps over K = {K} in one block (KS = 1, SK = 1)")
         grid, _ = v13_grid(N, K, epi, S, RP)
-        name = f"gemv_fp8_v26<{S}, {RP}, {epi}, {U}, {KST}, {minb or 1}" + (", true>" if early else ">")
+        name = f"gemv_fp8_v26<{S}, {RP}, {epi}, {U}, {KST}, {minb or 1}" + (", true, true>" if early == 2 else ", true>" if early else ">")   # early 2: EK
         k = _engine_kernel(name) if name in ENGINE_KERNELS else get_kernel("gemv", name)
         launch(k, (grid,), (32 * S,), args + (out, out), pdl=pdl)
         return out
@@ -592,7 +593,7 @@ V12_MINB = {(5120, 6144, 1): 6, (34816, 5120, 2): 3}
 # 7.099 / 7.083 ms against 7.228 / 7.222, the decode step 7.999 ms at 1K against 8.028 (three repeats each way, every
 # repeat faster; 8.342 against 8.390 at 32K), greedy tokens equal.
 ENGINE_MARGIN = 0.01
-ENGINE_CHOICE = {(14336, 5120, 0): (14, 4, 1, 1), (16384, 5120, 0): (23, 4, 1, 1), (5120, 6144, 1): (26, 4, 1, 1),
+ENGINE_CHOICE = {(14336, 5120, 0): (26, 2, 1, 1), (16384, 5120, 0): (26, 2, 1, 1), (5120, 6144, 1): (26, 4, 1, 1),
                  (34816, 5120, 2): (26, 2, 2, 1), (5120, 17408, 1): (23, 4, 1, 2), "lm_head": (6, 8, 20, 2, 2)}
 # The head: lm_head_bf16_v6 (the head as a stream, CUDA-core math: 8 warps, a ring of a whole row (20 chunks), rows in
 # groups of 2, 2 blocks an SM) since head_v6_h200.json: 563.1 / 562.9 us alone, 99.4 % of the run's bandwidth (a plain
@@ -605,11 +606,11 @@ ENGINE_V14 = {(14336, 5120, 0): (1, 2, 2, True, True), (16384, 5120, 0): (1, 2, 
 # configuration, compiled to keep v14's blocks an SM (ENGINE_MINB): alone qkv|z 20.48 / 20.50 us against 21.57 / 21.44,
 # down 23.28 / 23.30 against 24.09 / 24.05; the token of GEMVs 6.815 ms against 6.910 / 6.902; the decode step 7.856 /
 # 7.856 / 7.854 ms at 1K against 7.898 / 7.892 / 7.890 and 8.165 at 32K against 8.219 (greedy tokens equal).
-ENGINE_MINB = {(16384, 5120, 0): 4, (5120, 17408, 1): 5,   # v23's: the blocks an SM its build is held to (v14's and v18's count)
-               (34816, 5120, 2): 8, (5120, 6144, 1): 5}    # v26's (below)
+ENGINE_MINB = {(5120, 17408, 1): 5,                       # v23's: the blocks an SM its build is held to (v18's count)
+               (34816, 5120, 2): 8, (5120, 6144, 1): 5, (14336, 5120, 0): 7, (16384, 5120, 0): 8}    # v26's (below)
 # gate|up since gemv_v26b_h200: v26 (v14's step, math and sums; a ring slot holds a run of U = 2 consecutive steps of one
 # gate/up row pair, two slots; bit-identical to v14) with 2 warps a block, held to 8 blocks an SM (128 registers; 138 free,
-# 6 blocks). ENGINE_V26 holds its (RP, U, E). Alone 41.70 / 41.90 us (91.7 / 91.3 %) against v14's 43.24 / 43.25 (88.5 %); the
+# 6 blocks). ENGINE_V26 holds its (RP, U, E: 0 none, 1 E, 2 EK). Alone 41.70 / 41.90 us (91.7 / 91.3 %) against v14's 43.24 / 43.25 (88.5 %); the
 # token of GEMVs 6.732 / 6.741 ms against 6.817 / 6.826; the decode step 7.693 / 7.689 / 7.691 ms at 1K against 7.837 /
 # 7.837 / 7.840 and 7.950 / 7.948 / 7.953 at 32K against 8.093 / 8.094 / 8.096 (greedy tokens equal); first found in
 # gemv_v26_h200 (91.5 % against 88.8 %; the step 7.78 against 7.92 ms). On qkv|z, q|gate|k|v and the split shapes v26 lost.
@@ -619,18 +620,22 @@ ENGINE_MINB = {(16384, 5120, 0): 4, (5120, 17408, 1): 5,   # v23's: the blocks a
 # it (E = true, a branch the compiler cannot remove) was slower in every measure of one run (gemv_v26c_first_h200.json):
 # alone 44.78 / 45.16 us against 41.71 / 42.32, the decode step 7.846-7.847 ms at 1K against 7.705-7.708 (and no faster
 # than v14's 7.841-7.846).
-# out_proj and o_proj (5,120 x 6,144) since gemv_v26e_h200: v26 without a K split in one round of resident blocks (640
-# blocks of 4 warps, one row pair a warp, held to 5 an SM: 0.97 rounds; runs of 3 steps) with its first run of loads
-# before the grid wait (E). gemv_v26d_h200 found the round count decides v26 on the 5,120-row shapes (out_proj 71 % in
-# 0.97 rounds, 64 % in 1.2; v26b had only measured 1.2); a plain stream asks for its first bytes before the wait at a cost of
-# 0.1-0.6 us a boundary against 1.2-2.1 us after it (boundary_h200.json), and so does this build: alone 9.17 / 9.22 us
-# (75 %) against v18's 10.14 / 10.15 (68 %) and 9.68 / 9.69 without E; the token of GEMVs 6.823 / 6.827 ms against 6.864 /
-# 6.883; the decode step 7.700 / 7.700 / 7.701 ms at 1K against 7.779 / 7.779 / 7.782 and 7.965 / 7.964 / 7.964 at 32K
-# against 8.061 / 8.045 / 8.049. Other sums than v18's (one chain a row instead of two halves): checked against the float64
-# definition (within 1 ulp, run to run, M = 8 rows = M = 1 calls), so the step's greedy tokens part from v18's after 13
-# tokens of 24 (the decode gates of chapter 09e judge the engine). On down, q|gate|k|v and gate|up E lost or tied there;
-# ENGINE_V14 keeps out_proj's v18 configuration (the v19-v23 sweeps were built from it).
-ENGINE_V26 = {(34816, 5120, 2): (1, 2, False), (5120, 6144, 1): (1, 3, True)}
+# out_proj and o_proj (5,120 x 6,144), q|gate|k|v and qkv|z since gemv_v26f_h200: v26 in grids that fit the resident blocks
+# with its first run of loads kept before the grid wait (EK). gemv_v26d_h200 found the round count decides v26 (out_proj in
+# 0.97 rounds 71 %, in 1.2 rounds 64 %; v26b had only measured 1.2): out_proj runs without a K split in one round (640
+# blocks of 4 warps, one row pair a warp, runs of 3 steps, 5 blocks an SM), q|gate|k|v and qkv|z in 1.94 (2 warps of two
+# row pairs, runs of 2, 7 and 8 blocks an SM). A plain stream that asks for its first bytes before the wait loses 0.1-0.6 us
+# at a boundary against 1.2-2.1 us after it (boundary_h200.json); v26's E only did so on gate|up (elsewhere ptxas
+# predicated its branch and still hoisted the wait: chapter 09a's audit), EK does on these builds. Alone, interleaved with the
+# engine of the day (out_proj on v26 E, taken from gemv_v26e_h200 one commit before: 9.17 / 9.22 us against v18's 10.14 /
+# 10.15), two rounds: out_proj 8.05 / 8.02 us (84 %, the plain stream of its bytes 8.14) against 9.06 / 9.07; q|gate|k|v
+# 18.31 / 18.27 against 18.63 / 18.59; qkv|z 20.04 / 20.06 against 20.47 / 20.44; the token of GEMVs 6.545 / 6.560 ms
+# against 6.679 / 6.680; the decode step 7.552 / 7.554 / 7.555 ms at 1K against 7.636-7.640 and 7.812-7.815 at 32K against
+# 7.895-7.897, greedy tokens equal. q|gate|k|v and qkv|z are bit-identical to v14 / v23 (the same sums a row); out_proj's
+# sums are one chain a row instead of v18's two halves: checked against the float64 definition (within 1 ulp, run to run,
+# M = 8 rows = M = 1 calls), so its greedy tokens part from v18's (after 13 of 24 in gemv_v26e_h200; chapter 09e's gates
+# judge the engine). down stays on v23 (v26 EK 79.7 %, v23 82.3 %). ENGINE_V14 keeps each shape's configuration of before.
+ENGINE_V26 = {(34816, 5120, 2): (1, 2, 0), (5120, 6144, 1): (1, 3, 2), (14336, 5120, 0): (2, 2, 2), (16384, 5120, 0): (2, 2, 2)}
 # v19's sweep: each shape's engine configuration (SR, SK, RP, D, EARLY, MINB, KS, XS) at every PF of V19_PF; its builds:
 # the shape's epilogue and the plain projection (check_gemv's), M = 1 and the M = 8 build. The prefetch costs registers
 # (nvcc -Xptxas -v, M = 1: q|gate|k|v 72 -> 77, gate|up 80 -> 85, qkv|z 117 -> 119, the split shapes 91 -> 93), which on

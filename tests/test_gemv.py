@@ -137,28 +137,30 @@ def test_engine_plan_is_the_recorded_choice():
         assert tuple(r["engine"][:3]) == (V12_PLAN[k][0], V12_PLAN[k][1], V12_PLAN[k][3])     # the run timed V12_PLAN as "engine"
         b = r["v14_best_pdl"]
         if k in V26_TAKEN:                                     # v26 (runs of steps a row) at its winner, held to its blocks an SM
-            SR, RP, U, MB = V26_TAKEN[k]
-            assert ENGINE_CHOICE[k] == (26, SR, 2 if k[2] == 2 else 1, 1) and ENGINE_V26[k] == (RP, U) and ENGINE_MINB[k] == MB > 1, k
-            assert k in LATER_TAKEN and ENGINE_V14[k] == (1, *LATER_TAKEN[k][2:4], True, False)   # v14's configuration of before, kept
+            SR, RP, U, MB, E = V26_TAKEN[k]
+            assert ENGINE_CHOICE[k] == (26, SR, 2 if k[2] == 2 else 1, 1) and ENGINE_V26[k] == (RP, U, E) and ENGINE_MINB[k] == MB > 1, k
+        # what ENGINE_V14 (and v23's ENGINE_MINB) hold: each shape's v14-family configuration, the engine's until v26 took it
+        launched = lambda v: k not in V26_TAKEN and ENGINE_CHOICE[k][0] == v
+        if k in LATER_TAKEN:                                     # gate|up (replaced since by a later record's decision, below)
+            SR, SK, RP, D, E, MB, KS, XS = LATER_TAKEN[k]
+            assert ENGINE_V14[k] == (SK, RP, D, bool(E), bool(XS)), k
+            assert k in V26_TAKEN or ENGINE_CHOICE[k] == (14, SR, 2 if k[2] == 2 else 1, KS)
+            assert MB == 1 and (k in V26_TAKEN or k not in ENGINE_MINB)
         elif k in V23_TAKEN:                                     # v23 at the configuration of its time, held to its blocks an SM
             SR, SK, RP, D, E, MB, KS, XS = V23_TAKEN[k]
-            assert ENGINE_CHOICE[k] == (23, SR, 2 if k[2] == 2 else 1, KS) and ENGINE_V14[k] == (SK, RP, D, bool(E), bool(XS)), k
-            assert ENGINE_MINB[k] == MB > 1
-        elif k in LATER_TAKEN:                                   # replaced since by a later record's decision (below)
-            SR, SK, RP, D, E, MB, KS, XS = LATER_TAKEN[k]
-            assert ENGINE_CHOICE[k] == (14, SR, 2 if k[2] == 2 else 1, KS) and ENGINE_V14[k] == (SK, RP, D, bool(E), bool(XS)), k
-            assert MB == 1 and k not in ENGINE_MINB
+            assert ENGINE_V14[k] == (SK, RP, D, bool(E), bool(XS)) and MB > 1, k
+            if k not in V26_TAKEN: assert ENGINE_CHOICE[k] == (23, SR, 2 if k[2] == 2 else 1, KS) and ENGINE_MINB[k] == MB
         elif b["us"] < (1 - ENGINE_MARGIN) * r["engine_pdl_us"]:
             SR, SK, RP, D, E, MB, KS, XS = b["cfg"]
             v = SPLIT_TAKEN.get(k, 14)
-            assert ENGINE_CHOICE[k] == (v, SR, 2 if k[2] == 2 else 1, KS) and ENGINE_V14[k] == (SK, RP, D, bool(E), bool(XS)), k
-            assert MB == 1 and k not in ENGINE_MINB
+            assert ENGINE_V14[k] == (SK, RP, D, bool(E), bool(XS)) and MB == 1, k
+            if k not in V26_TAKEN: assert ENGINE_CHOICE[k] == (v, SR, 2 if k[2] == 2 else 1, KS) and k not in ENGINE_MINB
         else:
             assert ENGINE_CHOICE[k] == V12_PLAN[k], k
     assert set(ENGINE_V14) == {k for k, v in ENGINE_CHOICE.items() if k != "lm_head" and v[0] in (14, 16, 18, 23, 26)}
     assert set(ENGINE_V26) == set(V26_TAKEN) == {k for k, v in ENGINE_CHOICE.items() if k != "lm_head" and v[0] == 26}
-    assert {k: v for k, v in SPLIT_TAKEN.items() if k not in V23_TAKEN} == {k: v[0] for k, v in ENGINE_CHOICE.items() if k != "lm_head" and v[0] in (16, 18)}
-    assert set(ENGINE_MINB) == set(V23_TAKEN) | set(V26_TAKEN)
+    assert {k: v for k, v in SPLIT_TAKEN.items() if k not in V23_TAKEN and k not in V26_TAKEN} == {k: v[0] for k, v in ENGINE_CHOICE.items() if k != "lm_head" and v[0] in (16, 18)}
+    assert set(ENGINE_MINB) == {k for k in V23_TAKEN if k not in V26_TAKEN} | set(V26_TAKEN)
 
 
 def _split_taken():
@@ -218,29 +220,34 @@ def _v23_taken():
 V23_TAKEN = _v23_taken()
 
 
-def _v26_taken():
-    """v26's shapes from gemv_v26b_h200 (explore_gemv_v26b.py): the winners its script chose (the best configuration, faster alone
-    than the engine's kernel by more than 0.5 % in the median of two rounds), here also required faster by more than
-    ENGINE_MARGIN in *each* round, bit-identical to the engine's kernel on the same inputs (and run to run), the token of GEMVs
-    faster than both engine rounds in both of its rounds, the decode step faster in every repeat at 1K and at 32K, and the
-    greedy tokens equal. {(N, K, epi): (SR, RP, U, MINB)}."""
+def _v26_taken(name="gemv_v26b_h200", label="v26b", tokens_equal=True):
+    """v26's shapes from one of its records (explore_gemv_v26b.py, v26e, v26f): the winners its script chose (the best
+    configuration, faster alone than the engine's kernel by more than 0.5 % in the median of two rounds), here also required
+    faster by more than ENGINE_MARGIN in *each* round, bit-identical to the engine's kernel on the same inputs (the K = 5,120
+    shapes) or passing the float64 check with M = 8 rows = M = 1 calls (the 5,120-row shapes, whose engine kernels split K),
+    run to run identical, the token of GEMVs faster than both engine rounds in both of its rounds, the decode step faster
+    in every repeat at 1K and at 32K, and (`tokens_equal`) the greedy tokens equal. {(N, K, epi): (SR, RP, U, MINB, E)}."""
     from qwen_engine.gemv import ENGINE_MARGIN
-    d = read_record("gemv_v26b_h200")["data"]
+    d = read_record(name)["data"]
     tk, st = d["token"], d["step"]
     ms = lambda p, key: [t[key] for t in st if t["plan"] == p]
-    if not (max(tk["v26b 0"]["ms"], tk["v26b 1"]["ms"]) < min(tk["engine 0"]["ms"], tk["engine 1"]["ms"])
-            and d["step_tokens"]["v26b"] == d["step_tokens"]["engine"]
-            and all(max(ms("v26b", c)) < min(ms("engine", c)) for c in ("ms_1k", "ms_32k"))): return {}
+    if not (max(tk[f"{label} 0"]["ms"], tk[f"{label} 1"]["ms"]) < min(tk["engine 0"]["ms"], tk["engine 1"]["ms"])
+            and (d["step_tokens"][label] == d["step_tokens"]["engine"] or not tokens_equal)
+            and all(max(ms(label, c)) < min(ms("engine", c)) for c in ("ms_1k", "ms_32k"))): return {}
     out = {}
     for w in d["wins"].values():
         k, cfg = (w["N"], w["K"], w["epi"]), tuple(w["cfg"])
-        same = [v for v in d["identity"] if (v["N"], v["K"]) == k[:2] and tuple(v["cfg"]) == cfg and v["versus"] == "engine"]
+        same = [v for v in d["identity"] if (v["N"], v["K"]) == k[:2] and tuple(v["cfg"]) == cfg and v["versus"] in ("engine", "definition")]
+        assert same and all(v["identical"] and v["repeat_identical"] for v in same), k
+        assert all(v["bad"] == 0 and v["multirow_bit_identical"] for v in same if v["versus"] == "definition"), k
         eng = {t["rep"]: t["us"] for t in d["timings"] if (t["N"], t["K"]) == k[:2] and t["cfg"] == "engine"}
         mine = {t["rep"]: t["us"] for t in d["timings"] if (t["N"], t["K"]) == k[:2] and t["cfg"] == list(cfg)}
-        assert same and all(v["identical"] and v["repeat_identical"] for v in same) and set(mine) == set(eng) == {0, 1}
-        if all(mine[r] < (1 - ENGINE_MARGIN) * eng[r] for r in eng): out[k] = cfg
+        assert set(mine) == set(eng) == {0, 1}
+        if all(mine[r] < (1 - ENGINE_MARGIN) * eng[r] for r in eng): out[k] = (*cfg[:4], cfg[5] if len(cfg) > 5 else 0)
     return out
-V26_TAKEN = _v26_taken()
+# gate|up from v26b; out_proj from v26e (E: other sums than v18's, so other greedy tokens; the float64 check instead), then
+# out_proj, q|gate|k|v and qkv|z from v26f (EK; measured against the engine with v26e's out_proj)
+V26_TAKEN = {**_v26_taken(), **_v26_taken("gemv_v26e_h200", "v26e", tokens_equal=False), **_v26_taken("gemv_v26f_h200", "v26f")}
 
 
 def test_v16_v18_records_checks_pass_and_v15_lost_the_token():
@@ -303,6 +310,7 @@ def test_engine_kernels_are_declared_and_cover_the_plans():
              | {f"gemv_fp8_v18<{a}>" for a in re.findall(r"GEMV18_INST\(([\w, ]+)\)", src) if a[0].isdigit()} \
              | {f"gemv_fp8_v23<{a}>" for a in re.findall(r"GEMV23_INST\(([\w, ]+)\)", src) if a[0].isdigit()} \
              | {f"gemv_fp8_v26<{a.removesuffix(', false')}>" for a in re.findall(r"GEMV26_INST\(([\w, ]+)\)", src) if a[0].isdigit()} \
+             | {f"gemv_fp8_v26<{a}, true, true>" for a in re.findall(r"GEMV26K_INST\(([\d, ]+)\)", src)} \
              | {f"lm_head_bf16_v2<{a}>" for a in re.findall(r"LMH_INST\((\d)\)", src)} \
              | {f"lm_head_bf16_v{v}<{a}>" for v, a in re.findall(r"template __global__ void lm_head_bf16_v([3-8])<([\d, ]+)>\(", src)}
     for group in (ENGINE_KERNELS, V3_KERNELS, V8_KERNELS, V9_KERNELS, V10_KERNELS, V11_KERNELS, V12_KERNELS):
@@ -316,8 +324,8 @@ def test_engine_kernels_are_declared_and_cover_the_plans():
             v, S, RG, KS = engine_plan(N, K, e)
             mb = ENGINE_MINB.get((N, K, e), 0)
             if v == 26:
-                RP, U = ENGINE_V26[(N, K, e)]
-                name = f"gemv_fp8_v26<{S}, {RP}, {e}, {U}, {K // 512}, {mb or 1}>"
+                RP, U, E = ENGINE_V26[(N, K, e)]
+                name = f"gemv_fp8_v26<{S}, {RP}, {e}, {U}, {K // 512}, {mb or 1}" + {0: ">", 1: ", true>", 2: ", true, true>"}[E]
             elif v in (14, 16, 18, 23):
                 SK, RP, D, E, XS = ENGINE_V14[(N, K, e)]
                 cfg = (S, SK, RP, D, E, mb or 1, KS, XS)
@@ -449,7 +457,8 @@ def test_v26_launches_through_the_launcher(monkeypatch):
     """The engine's gate|up (v26): M = 1 launches gemv_fp8_v26 without early loads (E = false, named without E: the build
     gemv_v26b_h200.json measured), one block of SR warps per SR row sets, K's steps in its name; the plain projection
     check_gemv runs is the same build with EPI 0; M > 1 launches v14's 8-token build (V13_MULTI), whose rows carry the same
-    sums; EARLY asks for the E = true build (which lost); a K whose steps do not divide into runs, or a K split, is refused."""
+    sums; EARLY asks for the E = true build (which lost); a K whose steps do not divide into runs, or a K split, is refused.
+    out_proj, q|gate|k|v and qkv|z launch their EK builds (early 2), one block per SR row sets, no split and no scratch."""
     from qwen_engine import gemv as G
     named, grids = _mocked_launcher(monkeypatch)
     N, K = 34816, 5120
@@ -468,6 +477,14 @@ def test_v26_launches_through_the_launcher(monkeypatch):
         G.gemv(q, sc, torch.zeros(1, K, dtype=torch.bfloat16), 2, None, **dict(kw, D=3))
     with pytest.raises(ValueError, match="KS = 1"):
         G.gemv(q, sc, torch.zeros(1, K, dtype=torch.bfloat16), 2, None, **dict(kw, KS=2))
+    for (N, K, e), (name, grid) in {(5120, 6144, 1): ("gemv_fp8_v26<4, 1, 1, 3, 12, 5, true, true>", 640),     # EK: early 2
+                                    (14336, 5120, 0): ("gemv_fp8_v26<2, 2, 0, 2, 10, 7, true, true>", 1792),
+                                    (16384, 5120, 0): ("gemv_fp8_v26<2, 2, 0, 2, 10, 8, true, true>", 2048)}.items():
+        kw = G.engine_kwargs(N, K, e)
+        assert kw["variant"] == 26 and kw["KS"] == 1 and kw["v13opt"][2] == 2 and G.engine_scratch(N, K, e) is None
+        q, sc = torch.zeros(N, K, dtype=torch.uint8), torch.zeros(N // 128, K // 128)
+        G.gemv(q, sc, torch.zeros(1, K, dtype=torch.bfloat16), e, torch.zeros(1, N, dtype=torch.bfloat16) if e == 1 else None, pdl=True, **kw)
+        assert named[-1] == name and grids[-1][0] == (grid,) and name in G.ENGINE_KERNELS
 
 def test_engine_record_multirow_identity():
     """The engine's verification record (results/gemv_quick.py) holds, for every model shape, its plan's M = 8 rows
@@ -505,8 +522,8 @@ def test_launched_names_is_a_dry_pass(monkeypatch):
                                                  G.gemv(q, sc, x, 0, None, S=4, RG=1, variant=11),
                                                  G.engine_gemv(q2, sc2, x2, 1, res, out=y, scratch=G.engine_scratch(5120, 17408, 1, device="cpu")),
                                                  G.engine_gemv(q3, sc3, x3, 0, None, out=torch.zeros(1, 16384, dtype=torch.bfloat16), scratch=None)))
-    assert names == ("gemv_fp8_v18<4, 1, 2, 1, 1, 3, true, 1, true>", "gemv_fp8_v11<4, 1, 0>",     # the engine's v23 builds keep MINB
-                     "gemv_fp8_v23<4, 1, 2, 1, 1, 3, true, 5, true, true>", "gemv_fp8_v23<4, 1, 2, 0, 1, 3, true, 4, false, false>")
+    assert names == ("gemv_fp8_v26<4, 1, 1, 3, 12, 5, true, true>", "gemv_fp8_v11<4, 1, 0>",     # the engine's builds keep MINB
+                     "gemv_fp8_v23<4, 1, 2, 1, 1, 3, true, 5, true, true>", "gemv_fp8_v26<2, 2, 0, 2, 10, 8, true, true>")
     assert (G.get_kernel, G._engine_kernel, G.launch) == before and bool((y == 7).all())
 
 def test_split_scratch_starts_at_zero():
