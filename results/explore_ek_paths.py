@@ -38,9 +38,9 @@ def main():
     try:
         plan = {(n, k, e): G.engine_choice(n, k, e) for n, k, e, _ in G.MODEL_SHAPES}
         plan["lm_head"] = G.ENGINE_CHOICE["lm_head"]
-        explore = dict(plan, **{k: (24, c[0], 1, 1, 0, c[2], 8, c) for k, c in CFG.items()})
-        before = dict(plan, **BEFORE)
-        minb_before = dict(G.ENGINE_MINB, **BEFORE_MINB)
+        explore = {**plan, **{k: (24, c[0], 1, 1, 0, c[2], 8, c) for k, c in CFG.items()}}
+        before = {**plan, **BEFORE}
+        minb_before = {**G.ENGINE_MINB, **BEFORE_MINB}
         for rnd in range(3):
             for label, p, mb in (("engine", None, G.ENGINE_MINB), ("explore path", explore, G.ENGINE_MINB), ("before", before, minb_before)):
                 r = guard(f"token {label}", lambda: G.token_graph(p, gen, rec["bandwidth_tbps"], pdl=True, minb=mb))
