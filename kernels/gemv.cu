@@ -89,11 +89,14 @@
 //   v25 gemv_fp8_v25<..., PF, LDK>: v24 with the weights PF steps past the ring prefetched into L1 (prefetch.global.L1).
 //      Bit-identical. Lost, the more so the further ahead: gate|up 78 % at PF = 2-4, 68 % at 8 (gemv_v25_h200.json).
 //      (v20 at 6-10 steps of shared-memory ring, the same question: 50-69 %, the deeper the slower: gemv_v20deep_h200.json.)
-//   v26 gemv_fp8_v26<SR, RP, EPI, U, KST, MINB, E>: v14's step, math and sums, the ring's slot a run of U consecutive steps
-//      of the warp's rows, two slots, the activation at use; one token, no K split. Bit-identical. THE ENGINE'S on gate|up
-//      at (2 warps, 1 pair, runs of 2, 8 blocks an SM, E = false): 92 % vs v14's 88.6 %, the step 7.79 vs 7.94 ms at 1K
-//      (gemv_v26_h200.json, gemv_v26b_h200.json, gemv_v26c_h200.json); lost on the other four shapes; E (first loads before
-//      the grid wait) lost (gemv_v26c_first_h200.json).
+//   v26 gemv_fp8_v26<SR, RP, EPI, U, KST, MINB, E, EK>: v14's step, math and sums, the ring's slot a run of U consecutive
+//      steps of the warp's rows, two slots, the activation at use; one token, no K split. Bit-identical. THE ENGINE'S on
+//      gate|up at (2 warps, 1 pair, runs of 2, 8 blocks an SM, E = false): 92 % vs v14's 88.6 %, the step 7.79 vs 7.94 ms
+//      at 1K (gemv_v26_h200.json, gemv_v26b_h200.json, gemv_v26c_h200.json); there E (first loads before the grid wait)
+//      lost (gemv_v26c_first_h200.json). In grids of whole rounds with EK (the first run's loads kept before the wait, by
+//      SASS) THE ENGINE'S on q|gate|k|v, qkv|z (2 warps, 2 pairs, runs of 2, 7 / 8 blocks an SM: 86 / 90 %) and out_proj
+//      (4 warps, 1 pair, runs of 3, 5 blocks an SM, one round: 84 % vs v18's 68 %); the step 7.55 vs 7.64 ms at 1K
+//      (gemv_v26d_h200.json, gemv_v26e_h200.json, gemv_v26f_h200.json). down stays on v23.
 //   v27 gemv_fp8_v27<SR, RP, EPI, U, KST, MINB>: v26 with K split over 2 blocks (halves of the runs), met as v18's are.
 //      Lost on the 5,120-row shapes: down 74-75 % vs 83, out_proj 48-50 % vs 68 (gemv_v27_h200.json).
 //   v28 gemv_fp8_v28<SR, RP, EPI, U, KST, MINB>: v26 with a warp's pair of rows N / 2 apart on the plain shapes (as gate|up's
