@@ -2185,7 +2185,8 @@ template <int SR, int RP, int EPI, int U, int KST, bool E, int R0, int R1, bool 
 __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ W, const float* __restrict__ scale,
                                               const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
                                               unsigned short* __restrict__ y, int N, float* __restrict__ partial) {
-  static_assert(KST % U == 0 && RP >= 1 && 2 * RP <= 32 && 0 <= R0 && R0 < R1 && R1 <= KST / U, "whole runs of U steps a row; one lane per output");
+  // runs of U steps a row; the last run holds what is left when U does not divide KST (RG: ragged, v26g)
+  static_assert(U <= KST && RP >= 1 && 2 * RP <= 32 && 0 <= R0 && R0 < R1 && R1 <= (KST + U - 1) / U, "runs of U steps a row; one lane per output");
   static_assert(!XCH || EPI != 2, "the exchange: one output per lane");
   constexpr int KK = 512 * KST, KT = 4 * KST, RS = EPI == 2 || FAR ? RP : 2 * RP;   // a set's (gate, near) rows
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3, lk = 64 * g + 16 * t;
@@ -2203,9 +2204,11 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
       for (int h = 0; h < 2; ++h)
 #pragma unroll
         for (int u = 0; u < U; ++u)
-          wv[slot][u][2 * p + h] = ld_stream(pw + (EPI == 2 ? (h ? up_w : 0) + p * KK : FAR ? (h ? far_w : 0) + p * KK : (2 * p + h) * KK) + 512 * (U * ss + u));
+          if (KST % U == 0 || U * ss + u < KST)
+            wv[slot][u][2 * p + h] = ld_stream(pw + (EPI == 2 ? (h ? up_w : 0) + p * KK : FAR ? (h ? far_w : 0) + p * KK : (2 * p + h) * KK) + 512 * (U * ss + u));
 #pragma unroll
     for (int u = 0; u < U; ++u) {
+      if (KST % U != 0 && U * ss + u >= KST) continue;       // past a ragged last run
       sl[slot][u] = __ldg(ps + 4 * (U * ss + u));
       sh[slot][u] = EPI == 2 ? __ldg(ps + up_s + 4 * (U * ss + u)) : FAR ? __ldg(ps + far_s + 4 * (U * ss + u)) : 0.f;
     }
@@ -2231,6 +2234,7 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int st = U * ss + u;
+      if (KST % U != 0 && st >= KST) continue;                // past a ragged last run
       uint4 xl[1][2];
       xl[0][0] = __ldg(reinterpret_cast<const uint4*>(x + 512 * st + lk));
       xl[0][1] = __ldg(reinterpret_cast<const uint4*>(x + 512 * st + lk + 8));
@@ -2246,7 +2250,7 @@ __global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v26(
     const unsigned char* __restrict__ W, const float* __restrict__ scale, const unsigned short* __restrict__ x,
     const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
     float* __restrict__ partial, unsigned* __restrict__ counters) {
-  gemv_v26_body<SR, RP, EPI, U, KST, E, 0, KST / U, false, false, EK>(W, scale, x, res, y, N, partial);
+  gemv_v26_body<SR, RP, EPI, U, KST, E, 0, (KST + U - 1) / U, false, false, EK>(W, scale, x, res, y, N, partial);
 }
 // ---- v28: v26 with a warp's pair of rows N / 2 apart (plain projections), as gate|up's gate and up rows are ----------------
 // v26 won on gate|up only: there a warp's two rows lie 89 MB apart (a gate row and its up row); on q|gate|k|v and qkv|z they

@@ -457,7 +457,8 @@ def test_v26_launches_through_the_launcher(monkeypatch):
     """The engine's gate|up (v26): M = 1 launches gemv_fp8_v26 without early loads (E = false, named without E: the build
     gemv_v26b_h200.json measured), one block of SR warps per SR row sets, K's steps in its name; the plain projection
     check_gemv runs is the same build with EPI 0; M > 1 launches v14's 8-token build (V13_MULTI), whose rows carry the same
-    sums; EARLY asks for the E = true build (which lost); a K whose steps do not divide into runs, or a K split, is refused.
+    sums; EARLY asks for the E = true build (which lost); runs that do not divide K's steps end in a short run (v26g); a
+    run longer than K, or a K split, is refused.
     out_proj, q|gate|k|v and qkv|z launch their EK builds (early 2), one block per SR row sets, no split and no scratch."""
     from qwen_engine import gemv as G
     named, grids = _mocked_launcher(monkeypatch)
@@ -473,8 +474,10 @@ def test_v26_launches_through_the_launcher(monkeypatch):
     assert named[-1] == f"gemv_fp8_v14<2, 1, {G.V13_MULTI[0]}, 2, 8, {G.V13_MULTI[1]}, true, false, {G.V13_MULTI[2]}, false>"
     G.gemv(q, sc, torch.zeros(1, K, dtype=torch.bfloat16), 2, None, **dict(kw, v13opt=(1, 1, True, False)))
     assert named[-1] == "gemv_fp8_v26<2, 1, 2, 2, 10, 8, true>"
-    with pytest.raises(ValueError, match="whole runs of 3 steps"):
-        G.gemv(q, sc, torch.zeros(1, K, dtype=torch.bfloat16), 2, None, **dict(kw, D=3))
+    G.gemv(q, sc, torch.zeros(1, K, dtype=torch.bfloat16), 2, None, **dict(kw, D=3))          # 10 steps in runs of 3: a short last run (v26g)
+    assert named[-1] == "gemv_fp8_v26<2, 1, 2, 3, 10, 8>"
+    with pytest.raises(ValueError, match="runs of 11 steps"):
+        G.gemv(q, sc, torch.zeros(1, K, dtype=torch.bfloat16), 2, None, **dict(kw, D=11))
     with pytest.raises(ValueError, match="KS = 1"):
         G.gemv(q, sc, torch.zeros(1, K, dtype=torch.bfloat16), 2, None, **dict(kw, KS=2))
     for (N, K, e), (name, grid) in {(5120, 6144, 1): ("gemv_fp8_v26<4, 1, 1, 3, 12, 5, true, true>", 640),     # EK: early 2
