@@ -2292,7 +2292,9 @@ GEMV26_INST(4, 1, 1, 3, 12, 5, true) GEMV26_INST(4, 1, 0, 3, 12, 5, true)   // o
 #define GEMV26K_INST(SR, RP, EPI, U, KST, MB) template __global__ void gemv_fp8_v26<SR, RP, EPI, U, KST, MB, true, true>( \
     const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 GEMV26K_INST(4, 1, 1, 3, 12, 5) GEMV26K_INST(4, 1, 0, 3, 12, 5)   // the engine's out_proj / o_proj (EK, gemv_v26f_h200.json), its plain projection
-GEMV26K_INST(2, 2, 0, 2, 10, 7) GEMV26K_INST(2, 2, 0, 2, 10, 8)   // the engine's q|gate|k|v and qkv|z
+GEMV26K_INST(2, 2, 0, 2, 10, 7) GEMV26K_INST(2, 2, 0, 2, 10, 8)   // q|gate|k|v and qkv|z in runs of 2 (gemv_v26f_h200.json)
+GEMV26K_INST(2, 2, 0, 3, 10, 7) GEMV26K_INST(2, 2, 0, 3, 10, 8)   // the engine's q|gate|k|v and qkv|z: runs of 3 (gemv_v26g_h200.json)
+GEMV26K_INST(2, 2, 1, 4, 34, 5) GEMV26K_INST(2, 2, 0, 4, 34, 5)   // the engine's down: runs of 4, the last of 2; its plain projection
 GEMV27_INST(2, 1, 1, 2, 34, 8) GEMV27_INST(2, 1, 1, 2, 12, 8) GEMV27_INST(4, 1, 1, 2, 34, 4) GEMV27_INST(2, 2, 1, 2, 34, 8)
 GEMV28_INST(2, 1, 0, 2, 10, 8) GEMV28_INST(2, 2, 0, 2, 10, 8)
 #endif

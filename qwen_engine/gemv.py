@@ -65,8 +65,8 @@ ENGINE_KERNELS = tuple(f"gemv_fp8_v11<{s}, {rg}, {e}>" for s, rg, e in ((1, 1, 0
                  + ("gemv_fp8_v16<4, 1, 2, 1, 1, 3, true, 1, true>", "gemv_fp8_v18<4, 1, 2, 1, 1, 3, true, 1, true>") \
                  + ("lm_head_bf16_v6<8, 20, 1, 2, 20>", "lm_head_bf16_v6<8, 20, 8, 2, 20>") \
                  + ("gemv_fp8_v23<4, 1, 2, 0, 1, 3, true, 4, false, false>", "gemv_fp8_v23<4, 1, 2, 1, 1, 3, true, 5, true, true>") \
-                 + ("gemv_fp8_v26<2, 1, 2, 2, 10, 8>", "gemv_fp8_v26<4, 1, 1, 3, 12, 5, true, true>", "gemv_fp8_v26<2, 2, 0, 2, 10, 7, true, true>",
-                    "gemv_fp8_v26<2, 2, 0, 2, 10, 8, true, true>")
+                 + ("gemv_fp8_v26<2, 1, 2, 2, 10, 8>", "gemv_fp8_v26<4, 1, 1, 3, 12, 5, true, true>", "gemv_fp8_v26<2, 2, 0, 3, 10, 7, true, true>",
+                    "gemv_fp8_v26<2, 2, 0, 3, 10, 8, true, true>", "gemv_fp8_v26<2, 2, 1, 4, 34, 5, true, true>")
 # v3, the engine's GEMV until v11 (kept, with its numbers), compiled the same way when it is asked for.
 V3_KERNELS = tuple(f"gemv_fp8_v3<{s}, {rg}, {e}>" for s, rg, e in ((2, 1, 0), (4, 1, 0), (8, 1, 0), (4, 2, 0), (2, 1, 1), (4, 1, 1),
                                                                    (8, 1, 1), (2, 2, 2), (4, 2, 2), (8, 2, 2))) \
@@ -594,7 +594,7 @@ V12_MINB = {(5120, 6144, 1): 6, (34816, 5120, 2): 3}
 # repeat faster; 8.342 against 8.390 at 32K), greedy tokens equal.
 ENGINE_MARGIN = 0.01
 ENGINE_CHOICE = {(14336, 5120, 0): (26, 2, 1, 1), (16384, 5120, 0): (26, 2, 1, 1), (5120, 6144, 1): (26, 4, 1, 1),
-                 (34816, 5120, 2): (26, 2, 2, 1), (5120, 17408, 1): (23, 4, 1, 2), "lm_head": (6, 8, 20, 2, 2)}
+                 (34816, 5120, 2): (26, 2, 2, 1), (5120, 17408, 1): (26, 2, 1, 1), "lm_head": (6, 8, 20, 2, 2)}
 # The head: lm_head_bf16_v6 (the head as a stream, CUDA-core math: 8 warps, a ring of a whole row (20 chunks), rows in
 # groups of 2, 2 blocks an SM) since head_v6_h200.json: 563.1 / 562.9 us alone, 99.4 % of the run's bandwidth (a plain
 # stream 558.9), against v4's 607.6 / 609.0 (92 %); the decode step 7.985 / 7.987 ms at 1K against 8.004 / 8.017 and
@@ -606,8 +606,8 @@ ENGINE_V14 = {(14336, 5120, 0): (1, 2, 2, True, True), (16384, 5120, 0): (1, 2, 
 # configuration, compiled to keep v14's blocks an SM (ENGINE_MINB): alone qkv|z 20.48 / 20.50 us against 21.57 / 21.44,
 # down 23.28 / 23.30 against 24.09 / 24.05; the token of GEMVs 6.815 ms against 6.910 / 6.902; the decode step 7.856 /
 # 7.856 / 7.854 ms at 1K against 7.898 / 7.892 / 7.890 and 8.165 at 32K against 8.219 (greedy tokens equal).
-ENGINE_MINB = {(5120, 17408, 1): 5,                       # v23's: the blocks an SM its build is held to (v18's count)
-               (34816, 5120, 2): 8, (5120, 6144, 1): 5, (14336, 5120, 0): 7, (16384, 5120, 0): 8}    # v26's (below)
+ENGINE_MINB = {(34816, 5120, 2): 8, (5120, 6144, 1): 5, (14336, 5120, 0): 7, (16384, 5120, 0): 8,   # v26's: the blocks an SM its
+               (5120, 17408, 1): 5}                                                                   # build is held to (below)
 # gate|up since gemv_v26b_h200: v26 (v14's step, math and sums; a ring slot holds a run of U = 2 consecutive steps of one
 # gate/up row pair, two slots; bit-identical to v14) with 2 warps a block, held to 8 blocks an SM (128 registers; 138 free,
 # 6 blocks). ENGINE_V26 holds its (RP, U, E: 0 none, 1 E, 2 EK). Alone 41.70 / 41.90 us (91.7 / 91.3 %) against v14's 43.24 / 43.25 (88.5 %); the
@@ -634,8 +634,17 @@ ENGINE_MINB = {(5120, 17408, 1): 5,                       # v23's: the blocks an
 # 7.895-7.897, greedy tokens equal. q|gate|k|v and qkv|z are bit-identical to v14 / v23 (the same sums a row); out_proj's
 # sums are one chain a row instead of v18's two halves: checked against the float64 definition (within 1 ulp, run to run,
 # M = 8 rows = M = 1 calls), so its greedy tokens part from v18's (after 13 of 24 in gemv_v26e_h200; chapter 09e's gates
-# judge the engine). down stays on v23 (v26 EK 79.7 %, v23 82.3 %). ENGINE_V14 keeps each shape's configuration of before.
-ENGINE_V26 = {(34816, 5120, 2): (1, 2, 0), (5120, 6144, 1): (1, 3, 2), (14336, 5120, 0): (2, 2, 2), (16384, 5120, 0): (2, 2, 2)}
+# judge the engine). down stayed on v23 then (v26 EK in runs of 2: 79.7 %, v23 82.3 %). ENGINE_V14 keeps each shape's
+# configuration of before.
+# down, q|gate|k|v and qkv|z since gemv_v26g_h200: v26 EK in longer runs, the last one short where U does not divide K's
+# steps (down's 34 steps in runs of 4: 8 runs and one of 2). down in one round of 640 blocks of 2 warps, two row pairs a
+# warp (5 blocks an SM; 4 warps of one pair read 80 % at runs of 2-4): 23.19 / 23.27 us (84.5 %) against v23's 23.57 / 23.74;
+# q|gate|k|v and qkv|z in runs of 3: 18.18 / 18.28 against 18.51 / 18.47 and 19.87 / 19.86 (92.9 %) against 20.43 / 20.39.
+# The token of GEMVs 6.692 / 6.678 ms against 6.706 / 6.700; the decode step 7.525 / 7.528 / 7.527 ms at 1K against 7.630 /
+# 7.642 / 7.645 and 7.827-7.848 at 32K against 7.907-7.932. down's sums are one chain a row instead of v23's two halves
+# (checked against the float64 definition, run to run, M = 8 rows = M = 1 calls), so the greedy tokens part from v23's.
+ENGINE_V26 = {(34816, 5120, 2): (1, 2, 0), (5120, 6144, 1): (1, 3, 2), (14336, 5120, 0): (2, 3, 2), (16384, 5120, 0): (2, 3, 2),
+              (5120, 17408, 1): (2, 4, 2)}
 # v19's sweep: each shape's engine configuration (SR, SK, RP, D, EARLY, MINB, KS, XS) at every PF of V19_PF; its builds:
 # the shape's epilogue and the plain projection (check_gemv's), M = 1 and the M = 8 build. The prefetch costs registers
 # (nvcc -Xptxas -v, M = 1: q|gate|k|v 72 -> 77, gate|up 80 -> 85, qkv|z 117 -> 119, the split shapes 91 -> 93), which on

@@ -246,8 +246,9 @@ def _v26_taken(name="gemv_v26b_h200", label="v26b", tokens_equal=True):
         if all(mine[r] < (1 - ENGINE_MARGIN) * eng[r] for r in eng): out[k] = (*cfg[:4], cfg[5] if len(cfg) > 5 else 0)
     return out
 # gate|up from v26b; out_proj from v26e (E: other sums than v18's, so other greedy tokens; the float64 check instead), then
-# out_proj, q|gate|k|v and qkv|z from v26f (EK; measured against the engine with v26e's out_proj)
-V26_TAKEN = {**_v26_taken(), **_v26_taken("gemv_v26e_h200", "v26e", tokens_equal=False), **_v26_taken("gemv_v26f_h200", "v26f")}
+# out_proj, q|gate|k|v and qkv|z from v26f (EK; measured against the engine with v26e's out_proj), then v26g
+V26_TAKEN = {**_v26_taken(), **_v26_taken("gemv_v26e_h200", "v26e", tokens_equal=False), **_v26_taken("gemv_v26f_h200", "v26f"),
+             **_v26_taken("gemv_v26g_h200", "v26g", tokens_equal=False)}      # down, q|gate|k|v, qkv|z in longer runs (down's sums: one chain)
 
 
 def test_v16_v18_records_checks_pass_and_v15_lost_the_token():
@@ -459,7 +460,7 @@ def test_v26_launches_through_the_launcher(monkeypatch):
     check_gemv runs is the same build with EPI 0; M > 1 launches v14's 8-token build (V13_MULTI), whose rows carry the same
     sums; EARLY asks for the E = true build (which lost); runs that do not divide K's steps end in a short run (v26g); a
     run longer than K, or a K split, is refused.
-    out_proj, q|gate|k|v and qkv|z launch their EK builds (early 2), one block per SR row sets, no split and no scratch."""
+    out_proj, q|gate|k|v, qkv|z and down launch their EK builds (early 2), one block per SR row sets, no split and no scratch."""
     from qwen_engine import gemv as G
     named, grids = _mocked_launcher(monkeypatch)
     N, K = 34816, 5120
@@ -481,8 +482,9 @@ def test_v26_launches_through_the_launcher(monkeypatch):
     with pytest.raises(ValueError, match="KS = 1"):
         G.gemv(q, sc, torch.zeros(1, K, dtype=torch.bfloat16), 2, None, **dict(kw, KS=2))
     for (N, K, e), (name, grid) in {(5120, 6144, 1): ("gemv_fp8_v26<4, 1, 1, 3, 12, 5, true, true>", 640),     # EK: early 2
-                                    (14336, 5120, 0): ("gemv_fp8_v26<2, 2, 0, 2, 10, 7, true, true>", 1792),
-                                    (16384, 5120, 0): ("gemv_fp8_v26<2, 2, 0, 2, 10, 8, true, true>", 2048)}.items():
+                                    (14336, 5120, 0): ("gemv_fp8_v26<2, 2, 0, 3, 10, 7, true, true>", 1792),
+                                    (16384, 5120, 0): ("gemv_fp8_v26<2, 2, 0, 3, 10, 8, true, true>", 2048),
+                                    (5120, 17408, 1): ("gemv_fp8_v26<2, 2, 1, 4, 34, 5, true, true>", 640)}.items():
         kw = G.engine_kwargs(N, K, e)
         assert kw["variant"] == 26 and kw["KS"] == 1 and kw["v13opt"][2] == 2 and G.engine_scratch(N, K, e) is None
         q, sc = torch.zeros(N, K, dtype=torch.uint8), torch.zeros(N // 128, K // 128)
@@ -526,16 +528,16 @@ def test_launched_names_is_a_dry_pass(monkeypatch):
                                                  G.engine_gemv(q2, sc2, x2, 1, res, out=y, scratch=G.engine_scratch(5120, 17408, 1, device="cpu")),
                                                  G.engine_gemv(q3, sc3, x3, 0, None, out=torch.zeros(1, 16384, dtype=torch.bfloat16), scratch=None)))
     assert names == ("gemv_fp8_v26<4, 1, 1, 3, 12, 5, true, true>", "gemv_fp8_v11<4, 1, 0>",     # the engine's builds keep MINB
-                     "gemv_fp8_v23<4, 1, 2, 1, 1, 3, true, 5, true, true>", "gemv_fp8_v26<2, 2, 0, 2, 10, 8, true, true>")
+                     "gemv_fp8_v26<2, 2, 1, 4, 34, 5, true, true>", "gemv_fp8_v26<2, 2, 0, 3, 10, 8, true, true>")
     assert (G.get_kernel, G._engine_kernel, G.launch) == before and bool((y == 7).all())
 
 def test_split_scratch_starts_at_zero():
     "v18 reads the split scratch as one zeroed 64-bit exchange word per output and token (16 N floats for KS = 2): v13_scratch zeroes it, and is big enough."
-    from qwen_engine.gemv import v13_scratch, engine_scratch, MODEL_SHAPES, ENGINE_CHOICE
-    for N, K, epi, _ in MODEL_SHAPES:
-        if ENGINE_CHOICE[(N, K, epi)][0] not in (18, 23) or ENGINE_CHOICE[(N, K, epi)][3] != 2: continue
-        part, cnt = engine_scratch(N, K, epi, device="cpu")
+    from qwen_engine.gemv import v13_scratch, engine_scratch, MODEL_SHAPES, ENGINE_V14
+    for N, K, epi in ((5120, 6144, 1), (5120, 17408, 1)):            # v18's and v23's split of 2, at their configurations (ENGINE_V14)
+        part, cnt = v13_scratch(N, K, epi, 4, ENGINE_V14[(N, K, epi)][1], 2, device="cpu")
         assert part.numel() >= 16 * N and not part.any() and not cnt.any()
+    assert all(engine_scratch(N, K, epi, device="cpu") is None for N, K, epi, _ in MODEL_SHAPES)   # the engine's v26 has no split
     part, _ = v13_scratch(5120, 6144, 1, 4, 1, 2, device="cpu")               # the M = 8 build's RP = 1
     assert part.numel() >= 16 * 5120 and not part.any()
 
