@@ -46,7 +46,7 @@
 //      math) 93 81 91 95 94; a plain stream of each shape's size (the ceiling): 90 92 83 96 93. M tokens cost M mmas.
 //   v14 gemv_fp8_v14<SR, SK, RP, EPI, MT, D, EARLY, DRY, MINB, XS>: v13 with each step's scales in the ring (v13 waited on
 //      an L2 round trip for them at every step) and, XS, the activation staged in shared memory. (gemv_v14_h200.json,
-//      with PDL) 85 84 62 88 78: THE ENGINE'S on all five shapes (one token's GEMVs 7.54 -> 7.21 ms in the same run);
+//      with PDL) 85 84 62 88 78: the engine's on all five shapes then (one token's GEMVs 7.54 -> 7.21 ms in the same run);
 //      gate|up since at (2 warps, 4 row pairs, 2 steps, no staged activation): the step 0.03 ms and the token of GEMVs
 //      0.13 ms faster, bit-identical (gemv_v14d_h200.json, gemv_v14e_h200.json, gateup_step_h200.json).
 //   v15 gemv_fp8_v15<SR, SK, RP, EPI, MT, D, EARLY, MINB, XS, CL>: v14 with the K split's CL blocks one thread-block
@@ -55,8 +55,9 @@
 //   v16 gemv_fp8_v16<SR, SK, RP, EPI, MT, D, EARLY, MINB, XS>: v14 with a lean split handshake through global memory (no
 //      fence per writer; one acq_rel atomic per block after the block barrier). Same sums in the same order.
 //   v18 gemv_fp8_v18<SR, SK, RP, EPI, MT, D, EARLY, MINB, XS>: v14 with a split of exactly 2 met by one 64-bit atomic
-//      exchange per output (the sum rides in the atomic; the second arriver adds (0 + p0) + p1 and stores). THE ENGINE'S on
-//      the two split shapes (out_proj, down): faster than v16 and v14 alone and in the token (gemv_v18_h200.json).
+//      exchange per output (the sum rides in the atomic; the second arriver adds (0 + p0) + p1 and stores). The engine's on
+//      the two split shapes (out_proj, down): faster than v16 and v14 alone and in the token (gemv_v18_h200.json), until
+//      v23 (down) and v26 EK (out_proj) without a split.
 //   v19 gemv_fp8_v19<SR, SK, RP, EPI, MT, D, EARLY, MINB, XS, XCH, PF>: v14 (XCH: v18) with the weights asked of L2 ahead
 //      of the register ring: one bulk prefetch (cp.async.bulk.prefetch.L2) per row and step, PF steps past the ring; before
 //      the PDL wait, the PF steps after the early ring. The same loads and sums: bit-identical to v14 / v18. Lost on every
@@ -80,7 +81,7 @@
 //   v23 gemv_fp8_v23<SR, SK, RP, EPI, MT, D, EARLY, MINB, XS, XCH>: v14 (XCH: v18) with the branch-free ring (NB): whole
 //      groups of D steps with every refill issued (clamped to the slice's last step), the last steps after. Bit-identical.
 //      Held to v14's blocks an SM: qkv|z -5 %, down -3 %, the step 0.04 ms faster at 1K, 0.05 at 32K (gemv_v23_h200.json):
-//      THE ENGINE'S on qkv|z and down (ENGINE_MINB holds the blocks an SM). Around those configurations nothing more
+//      The engine's on qkv|z and down until v26 EK (ENGINE_MINB held the blocks an SM). Around those configurations nothing more
 //      (gemv_v23b_h200.json); on gate|up held, a tie (gemv_occupancy_h200.json).
 //   v24 gemv_fp8_v24<SR, RP, EPI, D, XS, KST, MINB>: v14 in a grid resident at once, warp w taking row sets w, w + NW, ...,
 //      its register ring running on through them (no drain between sets); K = 512 KST fixed at compile time, one token.
@@ -94,9 +95,10 @@
 //      gate|up at (2 warps, 1 pair, runs of 2, 8 blocks an SM, E = false): 92 % vs v14's 88.6 %, the step 7.79 vs 7.94 ms
 //      at 1K (gemv_v26_h200.json, gemv_v26b_h200.json, gemv_v26c_h200.json); there E (first loads before the grid wait)
 //      lost (gemv_v26c_first_h200.json). In grids of whole rounds with EK (the first run's loads kept before the wait, by
-//      SASS) THE ENGINE'S on q|gate|k|v, qkv|z (2 warps, 2 pairs, runs of 2, 7 / 8 blocks an SM: 86 / 90 %) and out_proj
-//      (4 warps, 1 pair, runs of 3, 5 blocks an SM, one round: 84 % vs v18's 68 %); the step 7.55 vs 7.64 ms at 1K
-//      (gemv_v26d_h200.json, gemv_v26e_h200.json, gemv_v26f_h200.json). down stays on v23.
+//      SASS) THE ENGINE'S on out_proj (4 warps, 1 pair, runs of 3, 5 blocks an SM, one round: 84 % vs v18's 68 %; the step
+//      7.55 vs 7.64 ms at 1K with q|gate|k|v and qkv|z in runs of 2: gemv_v26d/e/f_h200.json) and, a run that does not
+//      divide K's steps ending short, on q|gate|k|v and qkv|z (2 warps, 2 pairs, runs of 3, 7 / 8 blocks an SM: 88 / 93 %)
+//      and down (2 warps, 2 pairs, runs of 4, one round: 84.5 % vs v23's 83 %): the step 7.53 vs 7.64 ms (gemv_v26g_h200.json).
 //   v27 gemv_fp8_v27<SR, RP, EPI, U, KST, MINB>: v26 with K split over 2 blocks (halves of the runs), met as v18's are.
 //      Lost on the 5,120-row shapes: down 74-75 % vs 83, out_proj 48-50 % vs 68 (gemv_v27_h200.json).
 //   v28 gemv_fp8_v28<SR, RP, EPI, U, KST, MINB>: v26 with a warp's pair of rows N / 2 apart on the plain shapes (as gate|up's
