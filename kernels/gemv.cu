@@ -2183,7 +2183,7 @@ GEMV25_INST(2, 4, 2, 2, false, 10, 1, 4, 0) GEMV25_INST(2, 4, 2, 2, false, 10, 1
 // occupancy with longer runs or more rows a slot are slower, and occupancy is part of the win (chapter 06).
 // v27 (XCH): the runs [R0, R1) of each row only, a K split of 2 met as v18's is: each output's two partial sums in one
 // 64-bit word of `partial` (zero between launches), the second block to arrive adds them in block order and stores.
-template <int SR, int RP, int EPI, int U, int KST, bool E, int R0, int R1, bool XCH, bool FAR = false, bool EK = false>
+template <int SR, int RP, int EPI, int U, int KST, bool E, int R0, int R1, bool XCH, bool FAR = false, bool EK = false, bool EK2 = false>
 __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ W, const float* __restrict__ scale,
                                               const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
                                               unsigned short* __restrict__ y, int N, float* __restrict__ partial) {
@@ -2221,18 +2221,27 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
   // ptxas turns that short branch into predicated loads it still hoists the wait above them: only gate|up's E build keeps
   // them first (the audit, chapter 09a). EK (with E) adds the branch's other side after the wait, never taken, which ptxas
   // keeps as a branch, the loads above the wait (checked in SASS for every EK build measured).
+  // EK2 (with EK): both slots before the wait, the second run too, so the warp does not meet the second run's whole
+  // latency right after the wait (v26h); the loop then skips its first refill.
   static_assert(!EK || E, "EK keeps E's loads before the wait");
+  static_assert(!EK2 || EK, "EK2 asks for both slots before the wait, as EK keeps the first");
   const bool pre = u0 * RS < Nout;                         // always true (whole grids)
-  if (!E || pre) load(0, R0);
+  if (!E || pre) {
+    load(0, R0);
+    if (EK2 && R0 + 1 < R1) load(1, R0 + 1);
+  }
   qe_grid_wait();
-  if (EK && !pre) load(0, R0);
+  if (EK && !pre) {
+    load(0, R0);
+    if (EK2 && R0 + 1 < R1) load(1, R0 + 1);
+  }
   qe_grid_launch_dependents();
   float acc[1][RP][2];
 #pragma unroll
   for (int p = 0; p < RP; ++p) acc[0][p][0] = acc[0][p][1] = 0.f;
 #pragma unroll
   for (int ss = R0; ss < R1; ++ss) {
-    if (ss + 1 < R1) load((ss + 1 - R0) & 1, ss + 1);
+    if (ss + 1 < R1 && !(EK2 && ss == R0)) load((ss + 1 - R0) & 1, ss + 1);
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int st = U * ss + u;
@@ -2247,12 +2256,12 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
   }
   gemv_m1_epilogue<RP, EPI, XCH, FAR>(acc, lane, u0, FAR ? N / 2 : Nout, res, y, partial);
 }
-template <int SR, int RP, int EPI, int U, int KST, int MINB, bool E = false, bool EK = false>
+template <int SR, int RP, int EPI, int U, int KST, int MINB, bool E = false, bool EK = false, bool EK2 = false>
 __global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v26(
     const unsigned char* __restrict__ W, const float* __restrict__ scale, const unsigned short* __restrict__ x,
     const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
     float* __restrict__ partial, unsigned* __restrict__ counters) {
-  gemv_v26_body<SR, RP, EPI, U, KST, E, 0, (KST + U - 1) / U, false, false, EK>(W, scale, x, res, y, N, partial);
+  gemv_v26_body<SR, RP, EPI, U, KST, E, 0, (KST + U - 1) / U, false, false, EK, EK2>(W, scale, x, res, y, N, partial);
 }
 // ---- v28: v26 with a warp's pair of rows N / 2 apart (plain projections), as gate|up's gate and up rows are ----------------
 // v26 won on gate|up only: there a warp's two rows lie 89 MB apart (a gate row and its up row); on q|gate|k|v and qkv|z they

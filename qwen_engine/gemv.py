@@ -359,7 +359,7 @@ def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None,
         U, KST = D, K // 512
         if KS != 1 or SK != 1 or K % 512 or not 1 <= U <= KST: raise ValueError(f"v26 runs runs of {U} steps over K = {K} in one block (KS = 1, SK = 1, 1 <= U <= K / 512)")
         grid, _ = v13_grid(N, K, epi, S, RP)
-        name = f"gemv_fp8_v26<{S}, {RP}, {epi}, {U}, {KST}, {minb or 1}" + (", true, true>" if early == 2 else ", true>" if early else ">")   # early 2: EK
+        name = f"gemv_fp8_v26<{S}, {RP}, {epi}, {U}, {KST}, {minb or 1}" + {0: ">", 1: ", true>", 2: ", true, true>", 3: ", true, true, true>"}[int(early)]   # early 2: EK, 3: EK2
         k = _engine_kernel(name) if name in ENGINE_KERNELS else get_kernel("gemv", name)
         launch(k, (grid,), (32 * S,), args + (out, out), pdl=pdl)
         return out
