@@ -8,7 +8,7 @@ Usage on the H200: PYTHONPATH=. python3 results/explore_ek_paths.py OUT_DIR (ek_
 import torch
 import explore_gemv_v26f as F
 import explore_util
-V = F.V
+V = F.D.V
 from qwen_engine import gemv as G
 
 CFG = {(5120, 6144, 1): (4, 1, 3, 5, 12, 2), (14336, 5120, 0): (2, 2, 2, 7, 10, 2), (16384, 5120, 0): (2, 2, 2, 8, 10, 2)}

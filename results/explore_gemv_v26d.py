@@ -19,22 +19,44 @@ V = B.V
 from qwen_engine import gemv as G
 
 ROUNDS = lambda N, epi, c, sms=132: V.sets_of(N, epi, c) / (c[0] * c[3] * sms)   # blocks / resident slots at MINB blocks an SM
-V.SHAPES = [(5120, 17408, 1), (5120, 6144, 1), (14336, 5120, 0), (16384, 5120, 0)]
-CFGS = {(5120, 17408): [(4, 1, 2, 5, 34), (2, 2, 2, 5, 34), (2, 1, 2, 10, 34), (1, 2, 2, 10, 34), (2, 1, 2, 8, 34)],     # (SR, RP, U, MINB, KST)
-        (5120, 6144): [(4, 1, 2, 5, 12), (4, 1, 3, 5, 12), (2, 2, 2, 5, 12), (2, 2, 3, 5, 12), (2, 1, 2, 10, 12), (1, 2, 2, 10, 12),
-                       (2, 1, 2, 8, 12)],
-        (14336, 5120): [(4, 1, 2, 7), (2, 2, 2, 7), (1, 2, 2, 14), (2, 1, 2, 7), (2, 1, 2, 8)],
-        (16384, 5120): [(2, 2, 2, 8), (1, 2, 2, 16), (4, 1, 2, 8), (8, 1, 2, 4), (2, 1, 2, 8), (2, 1, 2, 7)]}
-V.cfgs_for = lambda N, K, epi: CFGS.get((N, K), CFGS[(14336, 5120)])   # the awkward shape: q|gate|k|v's
-V.CFGS = {1: [], 0: CFGS[(14336, 5120)] + CFGS[(16384, 5120)]}
-V.AWK = [(1152, 5120, 0, 0)]
-V.ALL = tuple(dict.fromkeys([V.name(e, c) for (N, K), cs in CFGS.items() for c in cs for e in ((0, 1) if (N, K) in B.SPLIT else (0,))]))
-V.LABEL = "v26d"
-V.RECORD = ("gemv_v26d_h200", "v26 in grids just under a whole number of rounds of resident slots (down and out_proj in one round "
-            "without a K split, q|gate|k|v and qkv|z in 1.94 / 3.88; controls at 1.2, 3.39 and 4.43 rounds): bit identity with the "
-            "engine's kernel on the K = 5,120 shapes, the float64 check, run-to-run and M = 8-vs-M = 1 identity on the 5,120-row "
-            "shapes, alone with PDL interleaved with the engine's (two rounds), then the token's GEMVs and the decode step with each "
-            "shape's winner (greedy tokens recorded; the split shapes' sums differ from the engine's).", "explore_gemv_v26d.py")
+EPI = {(5120, 17408): 1, (5120, 6144): 1, (14336, 5120): 0, (16384, 5120): 0, (34816, 5120): 2}
+CFGS = {}
+# a build's name from its configuration (SR, RP, U, MINB[, KST[, E]]): KST 10 unless given; E 0 none, 1 E, 2 EK, 3 EK2 (v26e-v26h)
+name26 = lambda epi, c: (f"gemv_fp8_v26<{c[0]}, {c[1]}, {epi}, {c[2]}, {c[4] if len(c) > 4 else 10}, {c[3]}"
+                         + {0: ">", 1: ", true>", 2: ", true, true>", 3: ", true, true, true>"}[c[5] if len(c) > 5 else 0])
+
+
+def configure(cfgs: dict, label: str, record: tuple):
+    """Point explore_gemv_v24's machinery at `cfgs` {(N, K): [configuration, ...]} (v26d and the scripts after it): the
+    shapes, each shape's builds (the awkward shape takes q|gate|k|v's), the builds' names and one compile pass over them
+    (the 5,120-row shapes also with EPI 0, for the float64 check), the plan's label and the record."""
+    CFGS.clear(); CFGS.update(cfgs)
+    V.SHAPES = [(N, K, EPI[(N, K)]) for N, K in cfgs]
+    V.cfgs_for = lambda N, K, epi: CFGS.get((N, K), CFGS[(14336, 5120)])   # the awkward shape: q|gate|k|v's
+    V.CFGS = {1: [], **{e: [c for (N, K), cs in cfgs.items() if EPI[(N, K)] == e for c in cs] for e in (0, 2) if e in (EPI[k] for k in cfgs)}}
+    V.AWK = [(1152, 5120, 0, 0)]
+    V.name = name26
+    V.ALL = tuple(dict.fromkeys([V.name(e, c) for (N, K), cs in cfgs.items() for c in cs for e in ((0, 1) if (N, K) in B.SPLIT else (EPI[(N, K)],))]))
+    V.kern = lambda epi, c: V.get_kernel("gemv", V.name(epi, c), together=V.ALL)
+    V.LABEL, V.RECORD = label, record
+
+
+def main():
+    for (N, K), cs in CFGS.items():
+        print(f"{N}x{K}: " + ", ".join(f"{c} {ROUNDS(N, EPI[(N, K)], c):.2f} rounds" for c in cs))
+    V.main()
+
+
+configure({(5120, 17408): [(4, 1, 2, 5, 34), (2, 2, 2, 5, 34), (2, 1, 2, 10, 34), (1, 2, 2, 10, 34), (2, 1, 2, 8, 34)],     # (SR, RP, U, MINB, KST)
+           (5120, 6144): [(4, 1, 2, 5, 12), (4, 1, 3, 5, 12), (2, 2, 2, 5, 12), (2, 2, 3, 5, 12), (2, 1, 2, 10, 12), (1, 2, 2, 10, 12),
+                          (2, 1, 2, 8, 12)],
+           (14336, 5120): [(4, 1, 2, 7), (2, 2, 2, 7), (1, 2, 2, 14), (2, 1, 2, 7), (2, 1, 2, 8)],
+           (16384, 5120): [(2, 2, 2, 8), (1, 2, 2, 16), (4, 1, 2, 8), (8, 1, 2, 4), (2, 1, 2, 8), (2, 1, 2, 7)]}, "v26d",
+          ("gemv_v26d_h200", "v26 in grids just under a whole number of rounds of resident slots (down and out_proj in one round "
+           "without a K split, q|gate|k|v and qkv|z in 1.94 / 3.88; controls at 1.2, 3.39 and 4.43 rounds): bit identity with the "
+           "engine's kernel on the K = 5,120 shapes, the float64 check, run-to-run and M = 8-vs-M = 1 identity on the 5,120-row "
+           "shapes, alone with PDL interleaved with the engine's (two rounds), then the token's GEMVs and the decode step with each "
+           "shape's winner (greedy tokens recorded; the split shapes' sums differ from the engine's).", "explore_gemv_v26d.py"))
 explore_util.step_ab = functools.partial(explore_util.step_ab, require_equal=False)
 
 _versus = B.versus_definition
@@ -49,7 +71,4 @@ def versus_definition(gen, N, K, epi, c):
 B.versus_definition = versus_definition
 
 if __name__ == "__main__":
-    for (N, K), cs in CFGS.items():
-        epi = 1 if (N, K) in B.SPLIT else 0
-        print(f"{N}x{K}: " + ", ".join(f"{c} {ROUNDS(N, epi, c):.2f} rounds" for c in cs))
-    V.main()
+    main()

@@ -7,28 +7,18 @@ wait on each EK build here (out_proj: 6 weight loads and 3 scales a lane; down: 
 At gemv_v26d's grids (one round on out_proj and down, 1.94 on q|gate|k|v and qkv|z), without E, with E and with EK; gate|up's
 EK build has no pre-wait load (ptxas), so gate|up is not here. The v26d checks, alone with PDL interleaved with the engine's
 kernel (two rounds), the token's GEMVs and the decode step with each shape's winner (greedy tokens recorded).
-Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_v26f.py OUT_DIR (gemv_v26f_h200.json). About two minutes."""
+Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_v26f.py OUT_DIR (gemv_v26f_h200.json). About two minutes.
+(Its configuration moved into explore_gemv_v26d.configure after its record was made: the same steps, not re-run.)
+"""
 import explore_gemv_v26d as D
-V = D.V
 
-D.CFGS.clear()
-D.CFGS.update({(5120, 6144): [(4, 1, 3, 5, 12, 0), (4, 1, 3, 5, 12, 1), (4, 1, 3, 5, 12, 2)],      # (SR, RP, U, MINB, KST, E: 0, 1, 2 = EK)
-               (5120, 17408): [(2, 2, 2, 5, 34, 0), (2, 2, 2, 5, 34, 2), (4, 1, 2, 5, 34, 2)],
-               (14336, 5120): [(2, 2, 2, 7, 10, 0), (2, 2, 2, 7, 10, 2)],
-               (16384, 5120): [(2, 2, 2, 8, 10, 0), (2, 2, 2, 8, 10, 2)]})
-V.SHAPES = [(5120, 6144, 1), (5120, 17408, 1), (14336, 5120, 0), (16384, 5120, 0)]
-V.cfgs_for = lambda N, K, epi: D.CFGS.get((N, K), D.CFGS[(14336, 5120)])
-V.CFGS = {1: [], 0: D.CFGS[(14336, 5120)] + D.CFGS[(16384, 5120)]}
-V.name = lambda epi, c: f"gemv_fp8_v26<{c[0]}, {c[1]}, {epi}, {c[2]}, {c[4]}, {c[3]}" + {0: ">", 1: ", true>", 2: ", true, true>"}[c[5]]
-_EPI = {(5120, 17408): 1, (5120, 6144): 1, (14336, 5120): 0, (16384, 5120): 0}
-V.ALL = tuple(dict.fromkeys([V.name(e, c) for (N, K), cs in D.CFGS.items() for c in cs for e in ((0, 1) if (N, K) in D.B.SPLIT else (_EPI[(N, K)],))]))
-V.kern = lambda epi, c: V.get_kernel("gemv", V.name(epi, c), together=V.ALL)
-V.LABEL = "v26f"
-V.RECORD = ("gemv_v26f_h200", "v26 without E, with E and with EK (its first run of loads kept before the grid wait, by SASS) at gemv_v26d's "
-            "grids (out_proj and down in one round, q|gate|k|v and qkv|z in 1.94): the v26d checks, alone with PDL interleaved with the "
-            "engine's (two rounds), then the token's GEMVs and the decode step with each shape's winner.", "explore_gemv_v26f.py")
+D.configure({(5120, 6144): [(4, 1, 3, 5, 12, 0), (4, 1, 3, 5, 12, 1), (4, 1, 3, 5, 12, 2)],      # (SR, RP, U, MINB, KST, E: 0, 1, 2 = EK)
+             (5120, 17408): [(2, 2, 2, 5, 34, 0), (2, 2, 2, 5, 34, 2), (4, 1, 2, 5, 34, 2)],
+             (14336, 5120): [(2, 2, 2, 7, 10, 0), (2, 2, 2, 7, 10, 2)],
+             (16384, 5120): [(2, 2, 2, 8, 10, 0), (2, 2, 2, 8, 10, 2)]}, "v26f",
+            ("gemv_v26f_h200", "v26 without E, with E and with EK (its first run of loads kept before the grid wait, by SASS) at gemv_v26d's "
+             "grids (out_proj and down in one round, q|gate|k|v and qkv|z in 1.94): the v26d checks, alone with PDL interleaved with the "
+             "engine's (two rounds), then the token's GEMVs and the decode step with each shape's winner.", "explore_gemv_v26f.py"))
 
 if __name__ == "__main__":
-    for (N, K), cs in D.CFGS.items():
-        print(f"{N}x{K}: " + ", ".join(f"{c} {D.ROUNDS(N, _EPI[(N, K)], c):.2f} rounds" for c in cs))
-    V.main()
+    D.main()

@@ -7,25 +7,19 @@ warp of two pairs, 10), with v26f's runs of 2 again (one pair, and two pairs: v2
 2, 4 and 6 beside the engine's 3; q|gate|k|v and qkv|z in runs of 3 (two pairs) and of 5 (one pair, 3.88 rounds). Every
 build here is EK; the SASS audit (nvcc) finds its first run's loads above the wait on each. The v26d checks, alone with
 PDL interleaved with the engine's kernel (two rounds), the token's GEMVs and the decode step with each shape's winner.
-Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_v26g.py OUT_DIR (gemv_v26g_h200.json). About two minutes."""
-import explore_gemv_v26f as F
-D, V = F.D, F.V
+Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_v26g.py OUT_DIR (gemv_v26g_h200.json). About two minutes.
+(Its configuration moved into explore_gemv_v26d.configure after its record was made: the same steps, not re-run.)
+"""
+import explore_gemv_v26d as D
 
-D.CFGS.clear()
-D.CFGS.update({(5120, 17408): [(4, 1, 2, 5, 34, 2), (4, 1, 3, 5, 34, 2), (4, 1, 4, 5, 34, 2), (2, 2, 2, 5, 34, 2), (2, 2, 3, 5, 34, 2),
-                               (2, 2, 4, 5, 34, 2), (1, 2, 4, 10, 34, 2)],                     # (SR, RP, U, MINB, KST, E = 2: EK)
-               (5120, 6144): [(4, 1, 2, 5, 12, 2), (4, 1, 4, 5, 12, 2), (4, 1, 6, 5, 12, 2)],
-               (14336, 5120): [(2, 2, 3, 7, 10, 2), (2, 1, 5, 7, 10, 2)],
-               (16384, 5120): [(2, 2, 3, 8, 10, 2), (2, 1, 5, 8, 10, 2)]})
-V.SHAPES = [(5120, 17408, 1), (5120, 6144, 1), (14336, 5120, 0), (16384, 5120, 0)]
-V.CFGS = {1: [], 0: D.CFGS[(14336, 5120)] + D.CFGS[(16384, 5120)]}
-V.ALL = tuple(dict.fromkeys([V.name(e, c) for (N, K), cs in D.CFGS.items() for c in cs for e in ((0, 1) if (N, K) in D.B.SPLIT else (F._EPI[(N, K)],))]))
-V.LABEL = "v26g"
-V.RECORD = ("gemv_v26g_h200", "v26 EK in longer runs (the last run short where U does not divide K's steps) at whole-round grids: down in runs "
-            "of 2-4, out_proj 2-6, q|gate|k|v and qkv|z 3 and 5: the v26d checks, alone with PDL interleaved with the engine's (two rounds), "
-            "then the token's GEMVs and the decode step with each shape's winner.", "explore_gemv_v26g.py")
+D.configure({(5120, 17408): [(4, 1, 2, 5, 34, 2), (4, 1, 3, 5, 34, 2), (4, 1, 4, 5, 34, 2), (2, 2, 2, 5, 34, 2), (2, 2, 3, 5, 34, 2),
+                             (2, 2, 4, 5, 34, 2), (1, 2, 4, 10, 34, 2)],                     # (SR, RP, U, MINB, KST, E = 2: EK)
+             (5120, 6144): [(4, 1, 2, 5, 12, 2), (4, 1, 4, 5, 12, 2), (4, 1, 6, 5, 12, 2)],
+             (14336, 5120): [(2, 2, 3, 7, 10, 2), (2, 1, 5, 7, 10, 2)],
+             (16384, 5120): [(2, 2, 3, 8, 10, 2), (2, 1, 5, 8, 10, 2)]}, "v26g",
+            ("gemv_v26g_h200", "v26 EK in longer runs (the last run short where U does not divide K's steps) at whole-round grids: down in runs "
+             "of 2-4, out_proj 2-6, q|gate|k|v and qkv|z 3 and 5: the v26d checks, alone with PDL interleaved with the engine's (two rounds), "
+             "then the token's GEMVs and the decode step with each shape's winner.", "explore_gemv_v26g.py"))
 
 if __name__ == "__main__":
-    for (N, K), cs in D.CFGS.items():
-        print(f"{N}x{K}: " + ", ".join(f"{c} {D.ROUNDS(N, F._EPI[(N, K)], c):.2f} rounds" for c in cs))
-    V.main()
+    D.main()
