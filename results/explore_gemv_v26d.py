@@ -26,15 +26,16 @@ name26 = lambda epi, c: (f"gemv_fp8_v26<{c[0]}, {c[1]}, {epi}, {c[2]}, {c[4] if 
                          + {0: ">", 1: ", true>", 2: ", true, true>", 3: ", true, true, true>"}[c[5] if len(c) > 5 else 0])
 
 
-def configure(cfgs: dict, label: str, record: tuple):
+def configure(cfgs: dict, label: str, record: tuple, awk=((1152, 5120, 0, 0),)):
     """Point explore_gemv_v24's machinery at `cfgs` {(N, K): [configuration, ...]} (v26d and the scripts after it): the
-    shapes, each shape's builds (the awkward shape takes q|gate|k|v's), the builds' names and one compile pass over them
-    (the 5,120-row shapes also with EPI 0, for the float64 check), the plan's label and the record."""
+    shapes, each shape's builds (an awkward shape of `awk` takes the first model shape's with its epilogue), the builds'
+    names and one compile pass over them (the 5,120-row shapes also with EPI 0, for the float64 check), the plan's label
+    and the record."""
     CFGS.clear(); CFGS.update(cfgs)
     V.SHAPES = [(N, K, EPI[(N, K)]) for N, K in cfgs]
-    V.cfgs_for = lambda N, K, epi: CFGS.get((N, K), CFGS[(14336, 5120)])   # the awkward shape: q|gate|k|v's
+    V.cfgs_for = lambda N, K, epi: CFGS.get((N, K)) or next(cs for (n, k), cs in CFGS.items() if EPI[(n, k)] == epi)
     V.CFGS = {1: [], **{e: [c for (N, K), cs in cfgs.items() if EPI[(N, K)] == e for c in cs] for e in (0, 2) if e in (EPI[k] for k in cfgs)}}
-    V.AWK = [(1152, 5120, 0, 0)]
+    V.AWK = list(awk)
     V.name = name26
     V.ALL = tuple(dict.fromkeys([V.name(e, c) for (N, K), cs in cfgs.items() for c in cs for e in ((0, 1) if (N, K) in B.SPLIT else (EPI[(N, K)],))]))
     V.kern = lambda epi, c: V.get_kernel("gemv", V.name(epi, c), together=V.ALL)
