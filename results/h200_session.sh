@@ -20,6 +20,7 @@ for part in ${PARTS:-decode:300 gdn:100 attention:60 norms:60 decode-tiny:40}; d
     gemv-quick)   cmd="python3 results/gemv_quick.py '$out'" ;;
     gemv-standing) cmd="python3 results/gemv_standing.py '$out'" ;;
     ncu-engine)   cmd="ncu --clock-control none --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats --section Occupancy --section LaunchStats -k regex:gemv_fp8 python3 results/ncu_engine_gemv.py > '$out/gemv_ncu_engine_h200.txt' 2>&1" ;;
+    ncu-ek)       cmd="ncu --clock-control none --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats --section Occupancy --section LaunchStats -k regex:gemv_fp8 python3 results/ncu_engine_gemv.py > '$out/gemv_ncu_ek_h200.txt' 2>&1" ;;
     ncu-v26)      cmd="ncu --clock-control none --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats --section Occupancy --section LaunchStats -k regex:gemv_fp8 python3 results/ncu_v26.py > '$out/gemv_ncu_v26_h200.txt' 2>&1" ;;
     ncu-attention) cmd="ncu --clock-control none --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats --section Occupancy -k regex:attn python3 results/ncu_attention.py > '$out/attention_ncu_h200.txt' 2>&1" ;;
     explore-*)    cmd="python3 results/explore_${name#explore-}.py '$out'" ;;

@@ -1,4 +1,5 @@
-"""One launch of the engine's GEMV on each of the five model shapes (engine_gemv: v14, v18 on the split shapes), for
+"""One launch of the engine's GEMV on each of the five model shapes (engine_gemv: the plan of the commit it runs at; v14 and
+v18 when gemv_ncu_engine_h200.txt was taken, v26 / v26 EK for gemv_ncu_ek_h200.txt, part `ncu-ek`), for
 Nsight Compute: where each kernel's warps stall, its occupancy, and its DRAM throughput, to explain the gap between the
 DRY stream (93-95 %) and the kernel with its math (78-88 %) that chapter 06's records show. Usage on the H200 (the part
 `ncu-engine` of results/h200_session.sh writes results/gemv_ncu_engine_h200.txt):
