@@ -414,11 +414,11 @@ _W, _S = "LDG.E.NA.128.CONSTANT", "LDG.E.CONSTANT"
 # build (every template argument written out, defaults too) -> (kernel file, signature key or None for an extern "C"
 # kernel, the global loads allowed before the wait by SASS opcode, what they are)
 ENGINE_PREWAIT = {
-    "gemv_fp8_v26<2, 2, 0, 3, 10, 7, true, true>": ("gemv", "gemv", {_W: 12, _S: 3}, "q|gate|k|v: 4 rows x a run of 3 steps of weights, their scales (EK)"),
-    "gemv_fp8_v26<2, 2, 0, 3, 10, 8, true, true>": ("gemv", "gemv", {_W: 12, _S: 3}, "qkv|z: 4 rows x a run of 3 steps, their scales (EK)"),
-    "gemv_fp8_v26<2, 1, 2, 2, 10, 8, false, false>": ("gemv", "gemv", {}, "nothing (gate|up: ptxas schedules the wait first; early loads lost, chapter 06)"),
-    "gemv_fp8_v26<4, 1, 1, 3, 12, 5, true, true>": ("gemv", "gemv", {_W: 6, _S: 3}, "out_proj, o_proj: 2 rows x a run of 3 steps, their scales (EK)"),
-    "gemv_fp8_v26<2, 2, 1, 4, 34, 5, true, true>": ("gemv", "gemv", {_W: 16, _S: 4}, "down: 4 rows x a run of 4 steps, their scales (EK)"),
+    "gemv_fp8_v26<2, 2, 0, 3, 10, 7, true, true, false>": ("gemv", "gemv", {_W: 12, _S: 3}, "q|gate|k|v: 4 rows x a run of 3 steps of weights, their scales (EK)"),
+    "gemv_fp8_v26<2, 2, 0, 3, 10, 8, true, true, false>": ("gemv", "gemv", {_W: 12, _S: 3}, "qkv|z: 4 rows x a run of 3 steps, their scales (EK)"),
+    "gemv_fp8_v26<2, 1, 2, 2, 10, 8, false, false, false>": ("gemv", "gemv", {}, "nothing (gate|up: ptxas schedules the wait first; early loads lost, chapter 06)"),
+    "gemv_fp8_v26<4, 1, 1, 3, 12, 5, true, true, false>": ("gemv", "gemv", {_W: 6, _S: 3}, "out_proj, o_proj: 2 rows x a run of 3 steps, their scales (EK)"),
+    "gemv_fp8_v26<2, 2, 1, 4, 34, 5, true, true, false>": ("gemv", "gemv", {_W: 16, _S: 4}, "down: 4 rows x a run of 4 steps, their scales (EK)"),
     "lm_head_bf16_v6<8, 20, 1, 2, 20>": ("gemv", "head", {}, "nothing"),
     "argmax_partials": ("gemv", None, {}, "nothing"),
     "rmsnorm_bf16_v1<5120, 320, 0, false>": ("norms_kernels", "norm", {}, "nothing"),
