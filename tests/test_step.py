@@ -290,6 +290,20 @@ def test_prewait_audit_engine_builds():
     assert a[rel] != ENGINE_PREWAIT["gdn_decode_v7<1, false, true, false, false, false>"][2]
 
 
+def test_prewait_audit_e_against_ek():
+    """Chapter 06's claim about v26's early loads, by SASS: out_proj's E build (an always-true branch around its first run)
+    has no load above the grid wait (ptxas predicates the branch and hoists the wait), its EK build (the branch's other side
+    after the wait) keeps the first run there (2 rows x 3 steps, 3 scales), EK2 both runs; gate|up's E build keeps its
+    first run, its EK build none. The E builds are the negative control: a claim of early loads there would fail."""
+    from qwen_engine.step import prewait_audit, _W, _S
+    b = lambda args: f"gemv_fp8_v26<{args}>"
+    want = {b("4, 1, 1, 3, 12, 5, true, false, false"): {}, b("4, 1, 1, 3, 12, 5, true, true, false"): {_W: 6, _S: 3},
+            b("4, 1, 1, 3, 12, 5, true, true, true"): {_W: 12, _S: 6},
+            b("2, 1, 2, 2, 10, 8, true, false, false"): {_W: 4, _S: 4}, b("2, 1, 2, 2, 10, 8, true, true, false"): {}}
+    a = prewait_audit({k: ("gemv", "gemv", None, "") for k in want})
+    for k, v in want.items(): assert a[k] == v, (k, a[k], v)
+
+
 def test_prewait_audit_covers_the_recorded_step():
     "Every build in the decode record's launch inventory (the engine's, by the tests that tie the record to it) is audited."
     from qwen_engine.step import ENGINE_PREWAIT
