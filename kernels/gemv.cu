@@ -2185,11 +2185,14 @@ GEMV25_INST(2, 4, 2, 2, false, 10, 1, 4, 0) GEMV25_INST(2, 4, 2, 2, false, 10, 1
 // 64-bit word of `partial` (zero between launches), the second block to arrive adds them in block order and stores.
 // DRY (v26k, timing only): the same loads, no activation and no math; the words are folded into one value that is never
 // stored (outputs unwritten), which keeps every load: how fast this order of requests reads, without the work between them.
+// PROBE (v26probe, timing only; outputs wrong or unwritten): 1 the DRY build that also loads the activation at use (folded
+// with the weights), 2 the math on every step with the activation of step 0 (loaded once): which of the two, the activation's
+// loads or the math, costs the engine builds what their DRY builds do not.
 // ER (v26er): each step's registers refilled with the run after next as soon as that step's math is done, instead of the
 // whole slot at the top of the next run: the warp keeps close to two runs in flight while it computes (gemv_dry26_h200: the
 // same requests without the math read 97-98 % where the engine reads 88-93 %). The same loads, math and sums (bit-identical).
 template <int SR, int RP, int EPI, int U, int KST, bool E, int R0, int R1, bool XCH, bool FAR = false, bool EK = false, bool EK2 = false,
-          bool DRY = false, bool ER = false>
+          bool DRY = false, bool ER = false, int PROBE = 0>
 __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ W, const float* __restrict__ scale,
                                               const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
                                               unsigned short* __restrict__ y, int N, float* __restrict__ partial) {
@@ -2258,6 +2261,8 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
 #pragma unroll
   for (int p = 0; p < RP; ++p) acc[0][p][0] = acc[0][p][1] = 0.f;
   unsigned fold = 0;                                         // DRY: every word loaded, folded
+  uint4 x0[1][2];                                            // PROBE 2: step 0's activation, for every step
+  if (PROBE == 2) { x0[0][0] = __ldg(reinterpret_cast<const uint4*>(x + lk)); x0[0][1] = __ldg(reinterpret_cast<const uint4*>(x + lk + 8)); }
 #pragma unroll
   for (int ss = R0; ss < R1; ++ss) {
     if (!ER && ss + 1 < R1 && !(EK2 && ss == R0)) load((ss + 1 - R0) & 1, ss + 1);
@@ -2265,22 +2270,29 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
     for (int u = 0; u < U; ++u) {
       const int st = U * ss + u;
       if (KST % U != 0 && st >= KST) continue;                // past a ragged last run
-      if (DRY) {
+      if (DRY || PROBE == 1) {
 #pragma unroll
         for (int r = 0; r < 2 * RP; ++r) { const uint4 w = wv[(ss - R0) & 1][u][r]; fold ^= w.x ^ w.y ^ w.z ^ w.w; }
         fold ^= __float_as_uint(sl[(ss - R0) & 1][u]) ^ __float_as_uint(sh[(ss - R0) & 1][u]);
+        if (PROBE == 1) {
+          const uint4 a = __ldg(reinterpret_cast<const uint4*>(x + 512 * st + lk)), b = __ldg(reinterpret_cast<const uint4*>(x + 512 * st + lk + 8));
+          fold ^= a.x ^ a.y ^ a.z ^ a.w ^ b.x ^ b.y ^ b.z ^ b.w;
+        }
         continue;
       }
       uint4 xl[1][2];
-      xl[0][0] = __ldg(reinterpret_cast<const uint4*>(x + 512 * st + lk));
-      xl[0][1] = __ldg(reinterpret_cast<const uint4*>(x + 512 * st + lk + 8));
+      if (PROBE == 2) { xl[0][0] = x0[0][0]; xl[0][1] = x0[0][1]; }
+      else {
+        xl[0][0] = __ldg(reinterpret_cast<const uint4*>(x + 512 * st + lk));
+        xl[0][1] = __ldg(reinterpret_cast<const uint4*>(x + 512 * st + lk + 8));
+      }
       const int sl0 = (ss - R0) & 1;
       const float slo = sl[sl0][u] * W_RESCALE_BITS, shi = (EPI == 2 || FAR ? sh[sl0][u] : sl[sl0][u]) * W_RESCALE_BITS;
       v13_math<RP, 1>(acc, wv[sl0][u], xl, slo, shi, g);
       if (ER && ss + 2 < R1) load_step(sl0, ss + 2, u);       // this step's registers: the run after next
     }
   }
-  if (DRY) { if (fold == 0x9E3779B9u) y[0] = (unsigned short)fold; return; }
+  if (DRY || PROBE == 1) { if (fold == 0x9E3779B9u) y[0] = (unsigned short)fold; return; }
   gemv_m1_epilogue<RP, EPI, XCH, FAR>(acc, lane, u0, FAR ? N / 2 : Nout, res, y, partial);
 }
 template <int SR, int RP, int EPI, int U, int KST, int MINB, bool E = false, bool EK = false, bool EK2 = false>
@@ -2297,6 +2309,14 @@ __global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v26er(
     const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
     float* __restrict__ partial, unsigned* __restrict__ counters) {
   gemv_v26_body<SR, RP, EPI, U, KST, E, 0, (KST + U - 1) / U, false, false, EK, false, false, true>(W, scale, x, res, y, N, partial);
+}
+// v26probe: v26 (E, EK as given) as PROBE's timing builds (above).
+template <int SR, int RP, int EPI, int U, int KST, int MINB, bool E, bool EK, int PROBE>
+__global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v26probe(
+    const unsigned char* __restrict__ W, const float* __restrict__ scale, const unsigned short* __restrict__ x,
+    const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
+    float* __restrict__ partial, unsigned* __restrict__ counters) {
+  gemv_v26_body<SR, RP, EPI, U, KST, E, 0, (KST + U - 1) / U, false, false, EK, false, false, false, PROBE>(W, scale, x, res, y, N, partial);
 }
 // v26k: v26 (EK as given) without its math (DRY above): the same grid, registers cap and requests, outputs unwritten.
 template <int SR, int RP, int EPI, int U, int KST, int MINB, bool E = false, bool EK = false>
