@@ -101,6 +101,10 @@
 //      and down (2 warps, 2 pairs, runs of 4, one round: 84.5 % vs v23's 83 %): the step 7.53 vs 7.64 ms (gemv_v26g_h200.json).
 //   v27 gemv_fp8_v27<SR, RP, EPI, U, KST, MINB>: v26 with K split over 2 blocks (halves of the runs), met as v18's are.
 //      Lost on the 5,120-row shapes: down 74-75 % vs 83, out_proj 48-50 % vs 68 (gemv_v27_h200.json).
+//   v26dry / v26probe (timing only): v26's builds without the math / with only part of it. The engine's builds without math
+//      read 97-98 % on q|gate|k|v, qkv|z, gate|up (the math costs 5-9 points), 85 / 90 % on down / out_proj (gemv_dry26_h200.json,
+//      gemv_probe26_h200.json). v26er: v26 with each step's refill right after its math: the same SASS on four of five
+//      builds, a tie (gemv_v26er_h200.json). v26k: unmeasured neighbours of the EK builds, none taken (gemv_v26k_h200.json).
 //   v28 gemv_fp8_v28<SR, RP, EPI, U, KST, MINB>: v26 with a warp's pair of rows N / 2 apart on the plain shapes (as gate|up's
 //      are). Bit-identical. Lost: qkv|z 78-87 % vs 88-89, q|gate|k|v 81-83 % vs 84-85 (gemv_v28_h200.json).
 //   lm_head_bf16_v2<S>: the same structure for the bf16 vocabulary projection over a row set, with argmax.

@@ -4,9 +4,9 @@
 
 # %% auto #0
 __all__ = ['L2_BYTES', 'NVRTC_OPTIONS', 'WARM_MS', 'repo_root', 'kernel_dir', 'kernel_source', 'kernel_cache_dir',
-           'compile_cubin', 'Kernel', 'get_kernel', 'add_bench', 'count_launches', 'launch', 'sass_tool',
-           'prewait_loads', 'mangled_prefix', 'time_events', 'time_graph', 'median', 'bf16_ulp', 'rotation_count',
-           'git_commit', 'gpu_facts', 'write_record', 'read_record', 'record_banner']
+           'compile_cubin', 'Kernel', 'get_kernel', 'add_bench', 'count_launches', 'launch', 'sass_tool', 'sass_of',
+           'sass_bodies', 'prewait_loads', 'mangled_prefix', 'time_events', 'time_graph', 'median', 'bf16_ulp',
+           'rotation_count', 'git_commit', 'gpu_facts', 'write_record', 'read_record', 'record_banner']
 
 # %% ../nbs/90_runtime.ipynb #25548f42
 import os, re, json, time, datetime, functools, statistics, subprocess, platform, contextlib, collections
@@ -197,20 +197,32 @@ def sass_tool(name: str):
         for c in sorted(Path(base).glob(f"nvidia/cu*/bin/{name}")): return str(c)
     return None
 
-def prewait_loads(wrapper: str) -> dict:
-    """{kernel symbol: {global-load opcode: count}} for the loads before each kernel's first griddepcontrol.wait (SASS
-    ACQBULK), in the sm_90a machine code nvcc makes of `wrapper` (C++ that includes kernel files by name and instantiates
-    the builds to audit). Kernels without a wait are left out."""
+def sass_of(wrapper: str) -> str:
+    "The sm_90a SASS (cuobjdump -sass) of what nvcc makes of `wrapper`: C++ that includes kernel files by name and instantiates builds."
     import tempfile
     nvcc, cuobjdump, nvdisasm = (sass_tool(n) for n in ("nvcc", "cuobjdump", "nvdisasm"))
-    if not (nvcc and cuobjdump and nvdisasm): raise RuntimeError("prewait_loads needs nvcc, cuobjdump and nvdisasm (bash .ci/setup dev installs the last two)")
+    if not (nvcc and cuobjdump and nvdisasm): raise RuntimeError("reading SASS needs nvcc, cuobjdump and nvdisasm (bash .ci/setup dev installs the last two)")
     with tempfile.TemporaryDirectory() as d:
         cu, cubin = Path(d) / "audit.cu", Path(d) / "audit.cubin"
         cu.write_text(wrapper)
         subprocess.run([nvcc, "-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "-cubin", "-I", str(kernel_dir()), "-o", str(cubin), str(cu)],
                        check=True, capture_output=True, text=True)
         env = dict(os.environ, PATH=str(Path(nvdisasm).parent) + os.pathsep + os.environ.get("PATH", ""))
-        sass = subprocess.run([cuobjdump, "-sass", str(cubin)], check=True, capture_output=True, text=True, env=env).stdout
+        return subprocess.run([cuobjdump, "-sass", str(cubin)], check=True, capture_output=True, text=True, env=env).stdout
+
+def sass_bodies(wrapper: str) -> dict:
+    "{kernel symbol: its SASS instructions, addresses and encodings dropped}: two builds whose bodies are equal are the same machine code."
+    out = {}
+    for block in sass_of(wrapper).split("Function : ")[1:]:
+        lines = block.splitlines()
+        out[lines[0].split()[0]] = [m.group(1).strip() for l in lines[1:] if (m := re.search(r"/\*[0-9a-f]{4}\*/\s+(.*?);", l))]
+    return out
+
+def prewait_loads(wrapper: str) -> dict:
+    """{kernel symbol: {global-load opcode: count}} for the loads before each kernel's first griddepcontrol.wait (SASS
+    ACQBULK), in the sm_90a machine code nvcc makes of `wrapper` (C++ that includes kernel files by name and instantiates
+    the builds to audit). Kernels without a wait are left out."""
+    sass = sass_of(wrapper)
     out = {}
     for block in sass.split("Function : ")[1:]:
         sym, loads = block.split()[0], {}
