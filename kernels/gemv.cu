@@ -104,7 +104,7 @@
 //   v26dry / v26probe (timing only): v26's builds without the math / with only part of it. The engine's builds without math
 //      read 97-98 % on q|gate|k|v, qkv|z, gate|up (the math costs 5-9 points), 85 / 90 % on down / out_proj (gemv_dry26_h200.json,
 //      gemv_probe26_h200.json). v26er: v26 with each step's refill right after its math: the same SASS on four of five
-//      builds, a tie (gemv_v26er_h200.json). v26k: unmeasured neighbours of the EK builds, none taken (gemv_v26k_h200.json).
+//      builds, a tie (gemv_v26er_h200.json); v26xp (the activation a step ahead): the same SASS too, not run. v26k: unmeasured neighbours of the EK builds, none taken (gemv_v26k_h200.json).
 //   v28 gemv_fp8_v28<SR, RP, EPI, U, KST, MINB>: v26 with a warp's pair of rows N / 2 apart on the plain shapes (as gate|up's
 //      are). Bit-identical. Lost: qkv|z 78-87 % vs 88-89, q|gate|k|v 81-83 % vs 84-85 (gemv_v28_h200.json).
 //   lm_head_bf16_v2<S>: the same structure for the bf16 vocabulary projection over a row set, with argmax.
@@ -2192,11 +2192,13 @@ GEMV25_INST(2, 4, 2, 2, false, 10, 1, 4, 0) GEMV25_INST(2, 4, 2, 2, false, 10, 1
 // PROBE (v26probe, timing only; outputs wrong or unwritten): 1 the DRY build that also loads the activation at use (folded
 // with the weights), 2 the math on every step with the activation of step 0 (loaded once): which of the two, the activation's
 // loads or the math, costs the engine builds what their DRY builds do not.
+// XP (v26xp): each step's activation loaded one step ahead (two more 16-byte registers a lane), so a step's math does not
+// wait on its L1 round trip (gemv_probe26_h200: the math costs 2-5 points without those loads, 5-9 with them). Bit-identical.
 // ER (v26er): each step's registers refilled with the run after next as soon as that step's math is done, instead of the
 // whole slot at the top of the next run: the warp keeps close to two runs in flight while it computes (gemv_dry26_h200: the
 // same requests without the math read 97-98 % where the engine reads 88-93 %). The same loads, math and sums (bit-identical).
 template <int SR, int RP, int EPI, int U, int KST, bool E, int R0, int R1, bool XCH, bool FAR = false, bool EK = false, bool EK2 = false,
-          bool DRY = false, bool ER = false, int PROBE = 0>
+          bool DRY = false, bool ER = false, int PROBE = 0, bool XP = false>
 __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ W, const float* __restrict__ scale,
                                               const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
                                               unsigned short* __restrict__ y, int N, float* __restrict__ partial) {
@@ -2265,7 +2267,8 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
 #pragma unroll
   for (int p = 0; p < RP; ++p) acc[0][p][0] = acc[0][p][1] = 0.f;
   unsigned fold = 0;                                         // DRY: every word loaded, folded
-  uint4 x0[1][2];                                            // PROBE 2: step 0's activation, for every step
+  uint4 x0[1][2];                                            // PROBE 2: step 0's activation, for every step; XP: the next step's
+  if (XP) { x0[0][0] = __ldg(reinterpret_cast<const uint4*>(x + 512 * U * R0 + lk)); x0[0][1] = __ldg(reinterpret_cast<const uint4*>(x + 512 * U * R0 + lk + 8)); }
   if (PROBE == 2) { x0[0][0] = __ldg(reinterpret_cast<const uint4*>(x + lk)); x0[0][1] = __ldg(reinterpret_cast<const uint4*>(x + lk + 8)); }
 #pragma unroll
   for (int ss = R0; ss < R1; ++ss) {
@@ -2285,8 +2288,12 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
         continue;
       }
       uint4 xl[1][2];
-      if (PROBE == 2) { xl[0][0] = x0[0][0]; xl[0][1] = x0[0][1]; }
-      else {
+      if (PROBE == 2 || XP) { xl[0][0] = x0[0][0]; xl[0][1] = x0[0][1]; }
+      if (XP && st + 1 < (U * R1 < KST ? U * R1 : KST)) {
+        x0[0][0] = __ldg(reinterpret_cast<const uint4*>(x + 512 * (st + 1) + lk));
+        x0[0][1] = __ldg(reinterpret_cast<const uint4*>(x + 512 * (st + 1) + lk + 8));
+      }
+      if (PROBE != 2 && !XP) {
         xl[0][0] = __ldg(reinterpret_cast<const uint4*>(x + 512 * st + lk));
         xl[0][1] = __ldg(reinterpret_cast<const uint4*>(x + 512 * st + lk + 8));
       }
@@ -2313,6 +2320,14 @@ __global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v26er(
     const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
     float* __restrict__ partial, unsigned* __restrict__ counters) {
   gemv_v26_body<SR, RP, EPI, U, KST, E, 0, (KST + U - 1) / U, false, false, EK, false, false, true>(W, scale, x, res, y, N, partial);
+}
+// v26xp: v26 (E, EK as given) with XP's activation one step ahead. Bit-identical to v26 at the same configuration.
+template <int SR, int RP, int EPI, int U, int KST, int MINB, bool E = false, bool EK = false>
+__global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v26xp(
+    const unsigned char* __restrict__ W, const float* __restrict__ scale, const unsigned short* __restrict__ x,
+    const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
+    float* __restrict__ partial, unsigned* __restrict__ counters) {
+  gemv_v26_body<SR, RP, EPI, U, KST, E, 0, (KST + U - 1) / U, false, false, EK, false, false, false, 0, true>(W, scale, x, res, y, N, partial);
 }
 // v26probe: v26 (E, EK as given) as PROBE's timing builds (above).
 template <int SR, int RP, int EPI, int U, int KST, int MINB, bool E, bool EK, int PROBE>

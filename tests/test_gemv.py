@@ -683,9 +683,10 @@ def test_head_topk_record():
 
 def test_v26er_same_machine_code():
     """Chapter 06's reading of gemv_v26er_h200.json: asking for each step's refill right after its math (ER) instead of at the top of
-    the next run is the same machine code as v26 on four of the engine's five builds (ptxas hoists the refills as far as the
-    registers allow either way), so the tie it measured there is no surprise. down's ER build is scheduled differently: the
-    negative control, a comparison that can fail."""
+    the next run, or each step's activation a step ahead (XP), is the same machine code as v26 on four of the engine's five
+    builds (ptxas schedules the unrolled body as a whole and hoists the loads as far as the registers allow either way), so
+    the tie measured for ER is no surprise and XP was not run. down's builds are scheduled differently: the negative
+    control, a comparison that can fail."""
     from qwen_engine.runtime import sass_bodies, sass_tool, mangled_prefix
     from qwen_engine.gemv import ENGINE_CHOICE, ENGINE_V26, ENGINE_MINB
     if not all(sass_tool(t) for t in ("nvcc", "cuobjdump", "nvdisasm")): pytest.skip("needs nvcc, cuobjdump and nvdisasm (bash .ci/setup dev)")
@@ -694,9 +695,10 @@ def test_v26er_same_machine_code():
     for (N, K, epi), (v, SR, RG, KS) in ((k, c) for k, c in ENGINE_CHOICE.items() if k != "lm_head"):
         RP, U, E = ENGINE_V26[(N, K, epi)]
         args = f"{SR}, {RP}, {epi}, {U}, {K // 512}, {ENGINE_MINB[(N, K, epi)]}, " + {0: "false, false", 1: "true, false", 2: "true, true"}[E]
-        pairs[(N, K)] = (f"gemv_fp8_v26<{args}, false>", f"gemv_fp8_v26er<{args}>")     # every argument spelled: the symbols' prefixes
+        pairs[(N, K)] = (f"gemv_fp8_v26<{args}, false>", f"gemv_fp8_v26er<{args}>", f"gemv_fp8_v26xp<{args}>")   # every argument spelled: the symbols' prefixes
     src = '#define __CUDACC_RTC__ 1\n#include "gemv.cu"\n' + "".join(f"template __global__ void {b}{sig}" for p in pairs.values() for b in p)
     bodies = sass_bodies(src)
     body = lambda b: next(v for s, v in bodies.items() if s.startswith(mangled_prefix(b)))
-    same = {k: body(a) == body(b) for k, (a, b) in pairs.items()}
-    assert same == {(14336, 5120): True, (16384, 5120): True, (5120, 6144): True, (34816, 5120): True, (5120, 17408): False}, same
+    same = {k: (body(a) == body(b), body(a) == body(c)) for k, (a, b, c) in pairs.items()}
+    assert same == {(14336, 5120): (True, True), (16384, 5120): (True, True), (5120, 6144): (True, True), (34816, 5120): (True, True),
+                    (5120, 17408): (False, False)}, same
