@@ -2329,6 +2329,16 @@ __global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v26xp(
     float* __restrict__ partial, unsigned* __restrict__ counters) {
   gemv_v26_body<SR, RP, EPI, U, KST, E, 0, (KST + U - 1) / U, false, false, EK, false, false, false, 0, true>(W, scale, x, res, y, N, partial);
 }
+// v26r: v26 (E, EK as given) under a register budget (__maxnreg__) instead of a blocks-an-SM bound: ptxas holds the
+// engine's q|gate|k|v build to 128 registers (24 bytes spilled) under (64 threads, 7 blocks) where 144 keep 7 blocks, and
+// down's to 168 (12 spilled) where 200 keep its 5. Bit-identical to v26 at the same configuration.
+template <int SR, int RP, int EPI, int U, int KST, int MAXR, bool E = false, bool EK = false>
+__global__ void __launch_bounds__(32 * SR) __maxnreg__(MAXR) gemv_fp8_v26r(
+    const unsigned char* __restrict__ W, const float* __restrict__ scale, const unsigned short* __restrict__ x,
+    const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
+    float* __restrict__ partial, unsigned* __restrict__ counters) {
+  gemv_v26_body<SR, RP, EPI, U, KST, E, 0, (KST + U - 1) / U, false, false, EK>(W, scale, x, res, y, N, partial);
+}
 // v26probe: v26 (E, EK as given) as PROBE's timing builds (above).
 template <int SR, int RP, int EPI, int U, int KST, int MINB, bool E, bool EK, int PROBE>
 __global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v26probe(
