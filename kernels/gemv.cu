@@ -1385,7 +1385,8 @@ __device__ __forceinline__ void v13_load_x(uint4 (&xv)[MT][2], const unsigned sh
   }
 }
 // One 512-byte step: for each pair and token, 4 mmas over the lane's 16 bytes, then the diagonal scaled into acc.
-template <int RP, int MT>
+// NOWID (v26probe PROBE 3, timing only: wrong sums): the weight words go to the mma as they are, without the widening.
+template <int RP, int MT, bool NOWID = false>
 __device__ __forceinline__ void v13_math(float (&acc)[MT][RP][2], const uint4 (&w)[2 * RP], const uint4 (&xv)[MT][2],
                                          float sc_lo, float sc_hi, int g) {
 #pragma unroll
@@ -1393,7 +1394,10 @@ __device__ __forceinline__ void v13_math(float (&acc)[MT][RP][2], const uint4 (&
     unsigned lo0[4], hi0[4], lo1[4], hi1[4];
     const unsigned* w0 = &w[2 * p].x; const unsigned* w1 = &w[2 * p + 1].x;
 #pragma unroll
-    for (int j = 0; j < 4; ++j) { widen_pairs<1>(w0[j], lo0[j], hi0[j]); widen_pairs<1>(w1[j], lo1[j], hi1[j]); }
+    for (int j = 0; j < 4; ++j) {
+      if (NOWID) { lo0[j] = hi0[j] = w0[j]; lo1[j] = hi1[j] = w1[j]; }
+      else { widen_pairs<1>(w0[j], lo0[j], hi0[j]); widen_pairs<1>(w1[j], lo1[j], hi1[j]); }
+    }
 #pragma unroll
     for (int m = 0; m < MT; ++m) {
       const unsigned* xs = &xv[m][0].x;
@@ -2191,8 +2195,9 @@ GEMV25_INST(2, 4, 2, 2, false, 10, 1, 4, 0) GEMV25_INST(2, 4, 2, 2, false, 10, 1
 // DRY (v26k, timing only): the same loads, no activation and no math; the words are folded into one value that is never
 // stored (outputs unwritten), which keeps every load: how fast this order of requests reads, without the work between them.
 // PROBE (v26probe, timing only; outputs wrong or unwritten): 1 the DRY build that also loads the activation at use (folded
-// with the weights), 2 the math on every step with the activation of step 0 (loaded once): which of the two, the activation's
-// loads or the math, costs the engine builds what their DRY builds do not.
+// with the weights), 2 the math on every step with the activation of step 0 (loaded once), 3 the math without the widening
+// (the weight words into the mma as they are; 71 % of the engine builds' instructions are the widening's LOP3 / IMAD / SHF):
+// which part, the activation's loads, the widening or the mma chain, costs the engine builds what their DRY builds do not.
 // XP (v26xp): each step's activation loaded one step ahead (two more 16-byte registers a lane), so a step's math does not
 // wait on its L1 round trip (gemv_probe26_h200: the math costs 2-5 points without those loads, 5-9 with them). Bit-identical.
 // ER (v26er): each step's registers refilled with the run after next as soon as that step's math is done, instead of the
@@ -2300,7 +2305,7 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
       }
       const int sl0 = (ss - R0) & 1;
       const float slo = sl[sl0][u] * W_RESCALE_BITS, shi = (EPI == 2 || FAR ? sh[sl0][u] : sl[sl0][u]) * W_RESCALE_BITS;
-      v13_math<RP, 1>(acc, wv[sl0][u], xl, slo, shi, g);
+      v13_math<RP, 1, PROBE == 3>(acc, wv[sl0][u], xl, slo, shi, g);
       if (ER && ss + 2 < R1) load_step(sl0, ss + 2, u);       // this step's registers: the run after next
     }
   }
