@@ -2200,11 +2200,16 @@ GEMV25_INST(2, 4, 2, 2, false, 10, 1, 4, 0) GEMV25_INST(2, 4, 2, 2, false, 10, 1
 // which part, the activation's loads, the widening or the mma chain, costs the engine builds what their DRY builds do not.
 // XP (v26xp): each step's activation loaded one step ahead (two more 16-byte registers a lane), so a step's math does not
 // wait on its L1 round trip (gemv_probe26_h200: the math costs 2-5 points without those loads, 5-9 with them). Bit-identical.
+// XS (v26xs): the activation staged in shared memory once a block, after the wait (2 K bytes, dynamic), read from there.
+// gemv_probe26b_h200: without the widening the math costs as much (it is not the instructions), without the activation's
+// loads half as much, and those loads alone cost nothing: a reading, not measured, is that a step's L1 load of the activation
+// completes only after the weight loads issued before it (the same load path), so the step waits out the refill's DRAM
+// latency. Shared-memory loads do not queue behind them. The same values, math and sums: bit-identical.
 // ER (v26er): each step's registers refilled with the run after next as soon as that step's math is done, instead of the
 // whole slot at the top of the next run: the warp keeps close to two runs in flight while it computes (gemv_dry26_h200: the
 // same requests without the math read 97-98 % where the engine reads 88-93 %). The same loads, math and sums (bit-identical).
 template <int SR, int RP, int EPI, int U, int KST, bool E, int R0, int R1, bool XCH, bool FAR = false, bool EK = false, bool EK2 = false,
-          bool DRY = false, bool ER = false, int PROBE = 0, bool XP = false>
+          bool DRY = false, bool ER = false, int PROBE = 0, bool XP = false, bool XS = false>
 __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ W, const float* __restrict__ scale,
                                               const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
                                               unsigned short* __restrict__ y, int N, float* __restrict__ partial) {
@@ -2268,6 +2273,11 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
     if (EK2 && R0 + 1 < R1) load(1, R0 + 1);
   }
   qe_grid_launch_dependents();
+  extern __shared__ uint4 xsm26[];                           // XS: the activation, K bf16
+  if (XS) {
+    for (int i = threadIdx.x; i < KK / 8; i += blockDim.x) xsm26[i] = __ldg(reinterpret_cast<const uint4*>(x) + i);
+    __syncthreads();
+  }
   if (ER && R0 + 1 < R1) load(1, R0 + 1);                  // ER: the second run at once; the loop refills step by step
   float acc[1][RP][2];
 #pragma unroll
@@ -2299,7 +2309,8 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
         x0[0][0] = __ldg(reinterpret_cast<const uint4*>(x + 512 * (st + 1) + lk));
         x0[0][1] = __ldg(reinterpret_cast<const uint4*>(x + 512 * (st + 1) + lk + 8));
       }
-      if (PROBE != 2 && !XP) {
+      if (XS) { xl[0][0] = xsm26[64 * st + 8 * g + 2 * t]; xl[0][1] = xsm26[64 * st + 8 * g + 2 * t + 1]; }
+      if (PROBE != 2 && !XP && !XS) {
         xl[0][0] = __ldg(reinterpret_cast<const uint4*>(x + 512 * st + lk));
         xl[0][1] = __ldg(reinterpret_cast<const uint4*>(x + 512 * st + lk + 8));
       }
@@ -2344,6 +2355,14 @@ __global__ void __launch_bounds__(32 * SR) __maxnreg__(MAXR) gemv_fp8_v26r(
     const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
     float* __restrict__ partial, unsigned* __restrict__ counters) {
   gemv_v26_body<SR, RP, EPI, U, KST, E, 0, (KST + U - 1) / U, false, false, EK>(W, scale, x, res, y, N, partial);
+}
+// v26xs: v26 (E, EK as given) with XS's activation in shared memory (launch with 2 K bytes of it). Bit-identical to v26.
+template <int SR, int RP, int EPI, int U, int KST, int MINB, bool E = false, bool EK = false>
+__global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v26xs(
+    const unsigned char* __restrict__ W, const float* __restrict__ scale, const unsigned short* __restrict__ x,
+    const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
+    float* __restrict__ partial, unsigned* __restrict__ counters) {
+  gemv_v26_body<SR, RP, EPI, U, KST, E, 0, (KST + U - 1) / U, false, false, EK, false, false, false, 0, false, true>(W, scale, x, res, y, N, partial);
 }
 // v26probe: v26 (E, EK as given) as PROBE's timing builds (above).
 template <int SR, int RP, int EPI, int U, int KST, int MINB, bool E, bool EK, int PROBE>
