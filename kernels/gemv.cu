@@ -2204,12 +2204,14 @@ GEMV25_INST(2, 4, 2, 2, false, 10, 1, 4, 0) GEMV25_INST(2, 4, 2, 2, false, 10, 1
 // gemv_probe26b_h200: without the widening the math costs as much (it is not the instructions), without the activation's
 // loads half as much, and those loads alone cost nothing: a reading, not measured, is that a step's L1 load of the activation
 // completes only after the weight loads issued before it (the same load path), so the step waits out the refill's DRAM
-// latency. Shared-memory loads do not queue behind them. The same values, math and sums: bit-identical.
+// latency. Shared-memory loads do not queue behind them. The same values, math and sums: bit-identical. XS 1: every thread
+// copies its share (a loop of dependent L2 round trips: measured, 65-86 %, lost); XS 2: one bulk copy (cp.async.bulk) by
+// thread 0 right after the wait, completing on an mbarrier that the warps wait on before their first activation read.
 // ER (v26er): each step's registers refilled with the run after next as soon as that step's math is done, instead of the
 // whole slot at the top of the next run: the warp keeps close to two runs in flight while it computes (gemv_dry26_h200: the
 // same requests without the math read 97-98 % where the engine reads 88-93 %). The same loads, math and sums (bit-identical).
 template <int SR, int RP, int EPI, int U, int KST, bool E, int R0, int R1, bool XCH, bool FAR = false, bool EK = false, bool EK2 = false,
-          bool DRY = false, bool ER = false, int PROBE = 0, bool XP = false, bool XS = false>
+          bool DRY = false, bool ER = false, int PROBE = 0, bool XP = false, int XS = 0>
 __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ W, const float* __restrict__ scale,
                                               const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
                                               unsigned short* __restrict__ y, int N, float* __restrict__ partial) {
@@ -2262,6 +2264,11 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
   static_assert(!EK || E, "EK keeps E's loads before the wait");
   static_assert(!EK2 || EK, "EK2 asks for both slots before the wait, as EK keeps the first");
   static_assert(!ER || (!EK2 && !DRY), "ER: the second run after the wait, the math between the refills");
+  __shared__ unsigned long long xbar26;                      // XS 2: the bulk copy's barrier, set up before the wait
+  if (XS == 2) {
+    if (threadIdx.x == 0) { qe_mbar_init(qe_smem_u32(&xbar26), 1); asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
+    __syncthreads();
+  }
   const bool pre = u0 * RS < Nout;                         // always true (whole grids)
   if (!E || pre) {
     load(0, R0);
@@ -2274,9 +2281,14 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
   }
   qe_grid_launch_dependents();
   extern __shared__ uint4 xsm26[];                           // XS: the activation, K bf16
-  if (XS) {
+  if (XS == 1) {
     for (int i = threadIdx.x; i < KK / 8; i += blockDim.x) xsm26[i] = __ldg(reinterpret_cast<const uint4*>(x) + i);
     __syncthreads();
+  }
+  if (XS == 2 && threadIdx.x == 0) {                        // XS 2: one bulk copy of the activation
+    asm volatile("fence.proxy.async.global;" ::: "memory");   // the kernel before wrote x through the generic proxy
+    qe_mbar_expect_tx(qe_smem_u32(&xbar26), 2 * KK);
+    qe_bulk_g2s(qe_smem_u32(xsm26), x, 2 * KK, qe_smem_u32(&xbar26));
   }
   if (ER && R0 + 1 < R1) load(1, R0 + 1);                  // ER: the second run at once; the loop refills step by step
   float acc[1][RP][2];
@@ -2309,6 +2321,7 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
         x0[0][0] = __ldg(reinterpret_cast<const uint4*>(x + 512 * (st + 1) + lk));
         x0[0][1] = __ldg(reinterpret_cast<const uint4*>(x + 512 * (st + 1) + lk + 8));
       }
+      if (XS == 2 && ss == R0 && u == 0) { while (!qe_mbar_try_wait(qe_smem_u32(&xbar26), 0)) {} }
       if (XS) { xl[0][0] = xsm26[64 * st + 8 * g + 2 * t]; xl[0][1] = xsm26[64 * st + 8 * g + 2 * t + 1]; }
       if (PROBE != 2 && !XP && !XS) {
         xl[0][0] = __ldg(reinterpret_cast<const uint4*>(x + 512 * st + lk));
@@ -2357,12 +2370,12 @@ __global__ void __launch_bounds__(32 * SR) __maxnreg__(MAXR) gemv_fp8_v26r(
   gemv_v26_body<SR, RP, EPI, U, KST, E, 0, (KST + U - 1) / U, false, false, EK>(W, scale, x, res, y, N, partial);
 }
 // v26xs: v26 (E, EK as given) with XS's activation in shared memory (launch with 2 K bytes of it). Bit-identical to v26.
-template <int SR, int RP, int EPI, int U, int KST, int MINB, bool E = false, bool EK = false>
+template <int SR, int RP, int EPI, int U, int KST, int MINB, bool E = false, bool EK = false, int XSM = 1>
 __global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v26xs(
     const unsigned char* __restrict__ W, const float* __restrict__ scale, const unsigned short* __restrict__ x,
     const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
     float* __restrict__ partial, unsigned* __restrict__ counters) {
-  gemv_v26_body<SR, RP, EPI, U, KST, E, 0, (KST + U - 1) / U, false, false, EK, false, false, false, 0, false, true>(W, scale, x, res, y, N, partial);
+  gemv_v26_body<SR, RP, EPI, U, KST, E, 0, (KST + U - 1) / U, false, false, EK, false, false, false, 0, false, XSM>(W, scale, x, res, y, N, partial);
 }
 // v26probe: v26 (E, EK as given) as PROBE's timing builds (above).
 template <int SR, int RP, int EPI, int U, int KST, int MINB, bool E, bool EK, int PROBE>
