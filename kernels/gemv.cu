@@ -2207,11 +2207,14 @@ GEMV25_INST(2, 4, 2, 2, false, 10, 1, 4, 0) GEMV25_INST(2, 4, 2, 2, false, 10, 1
 // latency. Shared-memory loads do not queue behind them. The same values, math and sums: bit-identical. XS 1: every thread
 // copies its share (a loop of dependent L2 round trips: measured, 65-86 %, lost); XS 2: one bulk copy (cp.async.bulk) by
 // thread 0 right after the wait, completing on an mbarrier that the warps wait on before their first activation read.
+// XL (v26xl): the activation's loads by another instruction than the weights' read-only ld.global.nc (LDG...CONSTANT):
+// 1 a plain ld.global (LDG.E.128, the load/store path), 2 ld.global.nc.L1::evict_last. If a step's activation load waits
+// behind the weight loads issued before it in one queue, a load of another kind might not. The same values: bit-identical.
 // ER (v26er): each step's registers refilled with the run after next as soon as that step's math is done, instead of the
 // whole slot at the top of the next run: the warp keeps close to two runs in flight while it computes (gemv_dry26_h200: the
 // same requests without the math read 97-98 % where the engine reads 88-93 %). The same loads, math and sums (bit-identical).
 template <int SR, int RP, int EPI, int U, int KST, bool E, int R0, int R1, bool XCH, bool FAR = false, bool EK = false, bool EK2 = false,
-          bool DRY = false, bool ER = false, int PROBE = 0, bool XP = false, int XS = 0>
+          bool DRY = false, bool ER = false, int PROBE = 0, bool XP = false, int XS = 0, int XL = 0>
 __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ W, const float* __restrict__ scale,
                                               const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
                                               unsigned short* __restrict__ y, int N, float* __restrict__ partial) {
@@ -2323,7 +2326,14 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
       }
       if (XS == 2 && ss == R0 && u == 0) { while (!qe_mbar_try_wait(qe_smem_u32(&xbar26), 0)) {} }
       if (XS) { xl[0][0] = xsm26[64 * st + 8 * g + 2 * t]; xl[0][1] = xsm26[64 * st + 8 * g + 2 * t + 1]; }
-      if (PROBE != 2 && !XP && !XS) {
+      if (XL == 1) {
+        asm volatile("ld.global.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(xl[0][0].x), "=r"(xl[0][0].y), "=r"(xl[0][0].z), "=r"(xl[0][0].w) : "l"(x + 512 * st + lk) : "memory");
+        asm volatile("ld.global.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(xl[0][1].x), "=r"(xl[0][1].y), "=r"(xl[0][1].z), "=r"(xl[0][1].w) : "l"(x + 512 * st + lk + 8) : "memory");
+      } else if (XL == 2) {
+        asm volatile("ld.global.nc.L1::evict_last.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(xl[0][0].x), "=r"(xl[0][0].y), "=r"(xl[0][0].z), "=r"(xl[0][0].w) : "l"(x + 512 * st + lk));
+        asm volatile("ld.global.nc.L1::evict_last.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(xl[0][1].x), "=r"(xl[0][1].y), "=r"(xl[0][1].z), "=r"(xl[0][1].w) : "l"(x + 512 * st + lk + 8));
+      }
+      if (PROBE != 2 && !XP && !XS && !XL) {
         xl[0][0] = __ldg(reinterpret_cast<const uint4*>(x + 512 * st + lk));
         xl[0][1] = __ldg(reinterpret_cast<const uint4*>(x + 512 * st + lk + 8));
       }
@@ -2376,6 +2386,14 @@ __global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v26xs(
     const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
     float* __restrict__ partial, unsigned* __restrict__ counters) {
   gemv_v26_body<SR, RP, EPI, U, KST, E, 0, (KST + U - 1) / U, false, false, EK, false, false, false, 0, false, XSM>(W, scale, x, res, y, N, partial);
+}
+// v26xl: v26 (E, EK as given) with XL's activation loads (1 plain ld.global, 2 ld.global.nc.L1::evict_last). Bit-identical.
+template <int SR, int RP, int EPI, int U, int KST, int MINB, bool E, bool EK, int XLM>
+__global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v26xl(
+    const unsigned char* __restrict__ W, const float* __restrict__ scale, const unsigned short* __restrict__ x,
+    const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
+    float* __restrict__ partial, unsigned* __restrict__ counters) {
+  gemv_v26_body<SR, RP, EPI, U, KST, E, 0, (KST + U - 1) / U, false, false, EK, false, false, false, 0, false, 0, XLM>(W, scale, x, res, y, N, partial);
 }
 // v26probe: v26 (E, EK as given) as PROBE's timing builds (above).
 template <int SR, int RP, int EPI, int U, int KST, int MINB, bool E, bool EK, int PROBE>
