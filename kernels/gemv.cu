@@ -106,6 +106,8 @@
 //      gemv_probe26_h200.json). v26er: v26 with each step's refill right after its math: the same SASS on four of five
 //      builds, a tie (gemv_v26er_h200.json); v26xp (the activation a step ahead): the same SASS too, not run. v26k: unmeasured neighbours of the EK builds, none taken (gemv_v26k_h200.json).
 //      v26r: v26 under __maxnreg__ (144 / 200 registers, no spill): a block an SM fewer, lost (gemv_v26r_h200.json).
+//      v26xs: the activation staged in shared memory (XS 1 by every thread, 2 by one bulk copy): lost, 39-87 % (gemv_v26xs_h200.json,
+//      gemv_v26xs2_h200.json). v26xl: the activation by plain ld.global or ld.global.nc.L1::evict_last: a tie (gemv_v26xl_h200.json).
 //   v28 gemv_fp8_v28<SR, RP, EPI, U, KST, MINB>: v26 with a warp's pair of rows N / 2 apart on the plain shapes (as gate|up's
 //      are). Bit-identical. Lost: qkv|z 78-87 % vs 88-89, q|gate|k|v 81-83 % vs 84-85 (gemv_v28_h200.json).
 //   lm_head_bf16_v2<S>: the same structure for the bf16 vocabulary projection over a row set, with argmax.
