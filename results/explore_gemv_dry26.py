@@ -8,7 +8,9 @@ if it reads like the stream, the math is what costs; if it reads like the engine
 Per model shape, alone with PDL over weights rotated past L2, interleaved, two rounds: the engine's kernel, its DRY build,
 the plain stream that waits first (chapter 06's standing record's) and the stream that asks first (2 blocks of 512
 threads an SM, 8 loads a thread); % of the read bandwidth measured at the start of the run.
-Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_dry26.py OUT_DIR (gemv_dry26_h200.json). About a minute."""
+Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_dry26.py OUT_DIR (gemv_dry26_h200.json). About a minute.
+(Its loop became `measure`, shared with explore_gemv_probe26(b), after its record was made: the same steps, not re-run;
+the DRY build now gets a residual tensor it does not read, where it got the activation.)"""
 import numpy as np
 import torch
 from qwen_engine import gemv as G
@@ -35,15 +37,17 @@ NAMES = tuple(dry_name(epi, engine_cfg(N, K, epi)) for N, K, epi, _ in SHAPES)
 STREAM_EARLY = "gemv_stream_probe_v2<8, true>"
 
 
-def time_dry(gen, N, K, epi):
+def time_build(gen, N, K, epi, name, names):
+    "us per call of a v26-family build at the engine's grid for this shape: a PDL graph over weights rotated past L2, median of 7."
     c = engine_cfg(N, K, epi)
-    k = get_kernel("gemv", dry_name(epi, c), together=NAMES)
+    k = get_kernel("gemv", name, together=names)
     n = rotation_count(N * K)
     ws = [G.synth_fp8(N, K, gen) for _ in range(n)]
     x = torch.randn(1, K, generator=gen, device="cuda").to(torch.bfloat16)
+    res = torch.randn(1, N, generator=gen, device="cuda").to(torch.bfloat16)
     out = torch.empty(1, N // 2 if epi == 2 else N, dtype=torch.bfloat16, device="cuda")
     sets = (N // 2 if epi == 2 else N) // (c[1] if epi == 2 else 2 * c[1])
-    args = lambda i: (ws[i % n][0], ws[i % n][1], x, x, out, np.int32(N), np.int32(K), np.int32(1), np.int32(out.shape[1]), out, out)
+    args = lambda i: (ws[i % n][0], ws[i % n][1], x, res, out, np.int32(N), np.int32(K), np.int32(1), np.int32(out.shape[1]), out, out)
     us = 1000 * median(time_graph(lambda i: launch(k, (sets // c[0],), (32 * c[0],), args(i), pdl=True), calls=n * max(1, 40 // n), reps=7))
     del ws
     return us
@@ -60,23 +64,19 @@ def time_stream_early(nbytes, bps=2):
     return us
 
 
-def main():
-    rec, guard, el, save = explore_util.recorder(
-        "gemv_dry26_h200", "Per model shape, alone with PDL, weights rotated past L2: the engine's v26 kernel, the same build without its "
-        "math (gemv_fp8_v26dry: the same grid, register cap and requests before and after the wait), a plain stream of the same "
-        "bytes that waits first and one that asks for its first trip before the wait; two interleaved rounds, % of the read "
-        "bandwidth of the same run.", "explore_gemv_dry26.py",
-        configs={f"{N}x{K}": list(engine_cfg(N, K, epi)) for N, K, epi, _ in SHAPES}, regs={}, rows=[])
+def measure(record: tuple, kinds: tuple, fns_of, names: tuple, seed: int):
+    """The frame of this script and of explore_gemv_probe26(b): record = (name, what, script); per model shape and round (two,
+    interleaved), each kind's us from fns_of(gen, N, K, epi, nbytes) (one function a kind), % of the run's bandwidth; a table last."""
+    rec, guard, el, save = explore_util.recorder(*record, configs={f"{N}x{K}": list(engine_cfg(N, K, epi)) for N, K, epi, _ in SHAPES},
+                                                 regs={}, rows=[])
     bw = rec["bandwidth_tbps"]
-    gen = torch.Generator(device="cuda").manual_seed(26)
-    for N, K, epi, _ in SHAPES:
-        nm = dry_name(epi, engine_cfg(N, K, epi))
-        rec["regs"][nm] = guard(f"regs {nm}", lambda: get_kernel("gemv", nm, together=NAMES).num_regs)
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    for nm in names:
+        rec["regs"][nm] = guard(f"regs {nm}", lambda: get_kernel("gemv", nm, together=names).num_regs)
     for rnd in range(2):
         for N, K, epi, what in SHAPES:
             nb = G.bytes_of(N, K, 1, epi)
-            for kind, fn in (("engine", lambda: G.time_engine(N, K, epi, gen)), ("dry", lambda: time_dry(gen, N, K, epi)),
-                             ("stream", lambda: G.stream_probe(nb, gen)), ("stream early", lambda: time_stream_early(nb))):
+            for kind, fn in zip(kinds, fns_of(gen, N, K, epi, nb)):
                 us = guard(f"{kind} {N}x{K}", fn)
                 if us: rec["rows"].append(dict(N=N, K=K, epi=epi, what=what, kind=kind, round=rnd, bytes=nb, us=us,
                                                frac=nb / (us * 1e-6) / (bw * 1e12)))
@@ -84,12 +84,22 @@ def main():
                                                        if (r["N"], r["K"], r["round"]) == (N, K, rnd)) + f" {el()}", flush=True)
         save()
     print(f"\nbandwidth {bw:.3f} TB/s; % of it, median of the two rounds")
-    kinds = ("engine", "dry", "stream", "stream early")
-    print(f"{'shape':<32}" + "".join(f"{k:>14}" for k in kinds))
+    print(f"{'shape':<30}" + "".join(f"{k[:12]:>14}" for k in kinds))
     for N, K, epi, what in SHAPES:
         cell = lambda k: median([r["frac"] for r in rec["rows"] if (r["N"], r["K"], r["kind"]) == (N, K, k)] or [float("nan")])
-        print(f"{what:<32}" + "".join(f"{100 * cell(k):>13.1f}%" for k in kinds))
+        print(f"{what[:29]:<30}" + "".join(f"{100 * cell(k):>13.1f}%" for k in kinds))
     print(f"done {el()}; errors {len(rec['errors'])}")
+
+
+def main():
+    measure(("gemv_dry26_h200", "Per model shape, alone with PDL, weights rotated past L2: the engine's v26 kernel, the same build without its "
+             "math (gemv_fp8_v26dry: the same grid, register cap and requests before and after the wait), a plain stream of the same "
+             "bytes that waits first and one that asks for its first trip before the wait; two interleaved rounds, % of the read "
+             "bandwidth of the same run.", "explore_gemv_dry26.py"),
+            ("engine", "dry", "stream", "stream early"),
+            lambda gen, N, K, epi, nb: (lambda: G.time_engine(N, K, epi, gen),
+                                        lambda: time_build(gen, N, K, epi, dry_name(epi, engine_cfg(N, K, epi)), NAMES),
+                                        lambda: G.stream_probe(nb, gen), lambda: time_stream_early(nb)), NAMES, 26)
 
 
 if __name__ == "__main__":

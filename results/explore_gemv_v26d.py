@@ -42,6 +42,15 @@ def configure(cfgs: dict, label: str, record: tuple, awk=((1152, 5120, 0, 0),)):
     V.LABEL, V.RECORD = label, record
 
 
+def builds(name, exact=True):
+    """After configure: the builds are `name(epi, configuration)` (another kernel of the v26 family than v26 itself), and with
+    `exact` every one is checked bit for bit against the engine's kernel (the same sums as v26 on every shape)."""
+    V.name = name
+    V.ALL = tuple(dict.fromkeys(name(EPI[k], c) for k, cs in CFGS.items() for c in cs))
+    V.kern = lambda epi, c: V.get_kernel("gemv", V.name(epi, c), together=V.ALL)
+    if exact: V.identity = B._identity
+
+
 def main():
     for (N, K), cs in CFGS.items():
         print(f"{N}x{K}: " + ", ".join(f"{c} {ROUNDS(N, EPI[(N, K)], c):.2f} rounds" for c in cs))

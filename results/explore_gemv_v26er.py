@@ -9,9 +9,10 @@ read only 85-90 % in grids of one round (no later blocks to fill the SMs that fi
 a warp, 10 warps an SM) plain and with ER. Every build is checked bit for bit against the engine's kernel (and the first
 three of q|gate|k|v against v14 at an awkward shape), then timed alone with PDL interleaved with the engine's kernel (two
 rounds), then the token's GEMVs and the decode step with each shape's winner.
-Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_v26er.py OUT_DIR (gemv_v26er_h200.json). About three minutes."""
+Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_v26er.py OUT_DIR (gemv_v26er_h200.json). About three minutes.
+(Its builds' names moved into explore_gemv_v26d.builds after its record was made: the same steps, not re-run.)"""
 import explore_gemv_v26d as D
-V, B = D.V, D.B
+V = D.V
 
 CFGS = {(14336, 5120): [(2, 2, 3, 7, 10, 2, 1), (2, 2, 2, 7, 10, 2, 1), (1, 2, 3, 14, 10, 2, 1), (1, 2, 3, 14, 10, 2, 0)],   # (SR, RP, U, MINB, KST, E, ER)
         (16384, 5120): [(2, 2, 3, 8, 10, 2, 1), (2, 2, 2, 8, 10, 2, 1)],
@@ -25,10 +26,7 @@ D.configure(CFGS, "v26er",
              "token's GEMVs and the decode step with each shape's winner.", "explore_gemv_v26er.py"))
 
 E_ARGS = {0: "", 1: ", true", 2: ", true, true"}
-V.name = lambda epi, c: f"gemv_fp8_v26{'er' if len(c) > 6 and c[6] else ''}<{c[0]}, {c[1]}, {epi}, {c[2]}, {c[4]}, {c[3]}{E_ARGS[c[5]]}>"
-V.ALL = tuple(dict.fromkeys(V.name(D.EPI[k], c) for k, cs in CFGS.items() for c in cs))
-V.kern = lambda epi, c: V.get_kernel("gemv", V.name(epi, c), together=V.ALL)
-V.identity = B._identity                     # every build against the engine's kernel, bit for bit (the same sums on every shape)
+D.builds(lambda epi, c: f"gemv_fp8_v26{'er' if len(c) > 6 and c[6] else ''}<{c[0]}, {c[1]}, {epi}, {c[2]}, {c[4]}, {c[3]}{E_ARGS[c[5]]}>")
 
 if __name__ == "__main__":
     D.main()

@@ -4,9 +4,10 @@ SM by __launch_bounds__) to 128 registers with 24 bytes spilled, though 144 keep
 schedule may hold more loads in flight and spill nothing (nvcc -Xptxas -v: 144 and 200 registers, no spill). Bit-identical
 (every build is checked against the engine's kernel bit for bit); alone with PDL interleaved with the engine's kernel (two
 rounds); the token's GEMVs and the decode step with each shape's winner.
-Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_v26r.py OUT_DIR (gemv_v26r_h200.json). About two minutes."""
+Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_v26r.py OUT_DIR (gemv_v26r_h200.json). About two minutes.
+(Its builds' names moved into explore_gemv_v26d.builds after its record was made: the same steps, not re-run.)"""
 import explore_gemv_v26d as D
-V, B = D.V, D.B
+V = D.V
 
 CFGS = {(14336, 5120): [(2, 2, 3, 7, 10, 2, 144), (1, 2, 3, 14, 10, 2, 144), (2, 2, 4, 7, 10, 2, 144)],   # (SR, RP, U, blocks an SM, KST, E, MAXR)
         (5120, 17408): [(2, 2, 4, 5, 34, 2, 200), (2, 2, 5, 5, 34, 2, 200), (2, 2, 6, 5, 34, 2, 200)]}
@@ -15,10 +16,7 @@ D.configure(CFGS, "v26r",
              "a blocks-an-SM bound: bit identity with the engine's kernel, alone with PDL interleaved with the engine's (two rounds), then "
              "the token's GEMVs and the decode step with each shape's winner.", "explore_gemv_v26r.py"))
 E_ARGS = {0: "", 1: ", true", 2: ", true, true"}
-V.name = lambda epi, c: f"gemv_fp8_v26r<{c[0]}, {c[1]}, {epi}, {c[2]}, {c[4]}, {c[6]}{E_ARGS[c[5]]}>"
-V.ALL = tuple(dict.fromkeys(V.name(D.EPI[k], c) for k, cs in CFGS.items() for c in cs))
-V.kern = lambda epi, c: V.get_kernel("gemv", V.name(epi, c), together=V.ALL)
-V.identity = B._identity                     # every build against the engine's kernel, bit for bit
+D.builds(lambda epi, c: f"gemv_fp8_v26r<{c[0]}, {c[1]}, {epi}, {c[2]}, {c[4]}, {c[6]}{E_ARGS[c[5]]}>")
 
 if __name__ == "__main__":
     D.main()

@@ -6,9 +6,10 @@ only after the weight loads issued before it on that path, a load of another kin
 (LDG.E.128), XL 2 ld.global.nc.L1::evict_last. Each shape's engine configuration with both; every build checked bit for bit
 against the engine's kernel; alone with PDL interleaved with the engine's (two rounds); the token's GEMVs and the decode
 step with each shape's winner.
-Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_v26xl.py OUT_DIR (gemv_v26xl_h200.json). About two minutes."""
+Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_v26xl.py OUT_DIR (gemv_v26xl_h200.json). About two minutes.
+(Its builds' names moved into explore_gemv_v26d.builds after its record was made: the same steps, not re-run.)"""
 import explore_gemv_v26d as D
-V, B = D.V, D.B
+V = D.V
 
 ENG = {(14336, 5120): (2, 2, 3, 7, 10, 2), (16384, 5120): (2, 2, 3, 8, 10, 2), (5120, 6144): (4, 1, 3, 5, 12, 2), (34816, 5120): (2, 1, 2, 8, 10, 0),
        (5120, 17408): (2, 2, 4, 5, 34, 2)}                                    # (SR, RP, U, MINB, KST, E): the engine's
@@ -18,10 +19,7 @@ D.configure(CFGS, "v26xl",
              "shape's engine configuration: bit identity with the engine's kernel, alone with PDL interleaved with the engine's (two rounds), "
              "then the token's GEMVs and the decode step with each shape's winner.", "explore_gemv_v26xl.py"))
 E_ARGS = {0: "false, false", 1: "true, false", 2: "true, true"}
-V.name = lambda epi, c: f"gemv_fp8_v26xl<{c[0]}, {c[1]}, {epi}, {c[2]}, {c[4]}, {c[3]}, {E_ARGS[c[5]]}, {c[6]}>"
-V.ALL = tuple(dict.fromkeys(V.name(D.EPI[k], c) for k, cs in CFGS.items() for c in cs))
-V.kern = lambda epi, c: V.get_kernel("gemv", V.name(epi, c), together=V.ALL)
-V.identity = B._identity
+D.builds(lambda epi, c: f"gemv_fp8_v26xl<{c[0]}, {c[1]}, {epi}, {c[2]}, {c[4]}, {c[3]}, {E_ARGS[c[5]]}, {c[6]}>")
 
 if __name__ == "__main__":
     D.main()

@@ -5,10 +5,11 @@ step's L1 load of the activation returns only after the weight loads issued befo
 latency; loads from shared memory would not. Each shape's engine build with XS, and q|gate|k|v's v26k neighbour (1-warp
 blocks of two pairs) with it. Every build is checked bit for bit against the engine's kernel; alone with PDL interleaved with
 the engine's (two rounds); the token's GEMVs and the decode step with each shape's winner.
-Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_v26xs.py OUT_DIR (gemv_v26xs_h200.json). About two minutes."""
+Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_v26xs.py OUT_DIR (gemv_v26xs_h200.json). About two minutes.
+(Its builds' names moved into explore_gemv_v26d.builds after its record was made: the same steps, not re-run.)"""
 import numpy as np
 import explore_gemv_v26d as D
-V, B = D.V, D.B
+V = D.V
 from qwen_engine.runtime import launch
 
 CFGS = {(14336, 5120): [(2, 2, 3, 7, 10, 2), (1, 2, 3, 14, 10, 2)], (16384, 5120): [(2, 2, 3, 8, 10, 2)], (5120, 6144): [(4, 1, 3, 5, 12, 2)],
@@ -18,10 +19,7 @@ D.configure(CFGS, "v26xs",
              "q|gate|k|v's 1-warp neighbour: bit identity with the engine's kernel, alone with PDL interleaved with the engine's (two rounds), "
              "then the token's GEMVs and the decode step with each shape's winner.", "explore_gemv_v26xs.py"))
 E_ARGS = {0: "", 1: ", true", 2: ", true, true"}
-V.name = lambda epi, c: f"gemv_fp8_v26xs<{c[0]}, {c[1]}, {epi}, {c[2]}, {c[4]}, {c[3]}{E_ARGS[c[5]]}>"
-V.ALL = tuple(dict.fromkeys(V.name(D.EPI[k], c) for k, cs in CFGS.items() for c in cs))
-V.kern = lambda epi, c: V.get_kernel("gemv", V.name(epi, c), together=V.ALL)
-V.identity = B._identity                     # every build against the engine's kernel, bit for bit
+D.builds(lambda epi, c: f"gemv_fp8_v26xs<{c[0]}, {c[1]}, {epi}, {c[2]}, {c[4]}, {c[3]}{E_ARGS[c[5]]}>")
 
 
 def blocks_per_sm(epi, c, K=5120):
