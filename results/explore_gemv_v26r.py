@@ -3,7 +3,9 @@ SM by __launch_bounds__) to 128 registers with 24 bytes spilled, though 144 keep
 12 spilled, though 200 keep 5: it aims at one block an SM more than asked. gemv_fp8_v26r takes __maxnreg__ instead, so the
 schedule may hold more loads in flight and spill nothing (nvcc -Xptxas -v: 144 and 200 registers, no spill). Bit-identical
 (every build is checked against the engine's kernel bit for bit); alone with PDL interleaved with the engine's kernel (two
-rounds); the token's GEMVs and the decode step with each shape's winner.
+rounds); the token's GEMVs and the decode step with each shape's winner. Measured: the premise was wrong. At 144 and 200
+registers the occupancy calculator gives 6 and 4 blocks an SM, not 7 and 5 (a warp's registers come from one of the SM's
+four 16K-register quarters), so ptxas's caps were the ones that keep the blocks; every build lost (chapter 06).
 Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_v26r.py OUT_DIR (gemv_v26r_h200.json). About two minutes.
 (Its builds' names moved into explore_gemv_v26d.builds after its record was made: the same steps, not re-run.)"""
 import explore_gemv_v26d as D
