@@ -37,9 +37,9 @@ NAMES = tuple(dry_name(epi, engine_cfg(N, K, epi)) for N, K, epi, _ in SHAPES)
 STREAM_EARLY = "gemv_stream_probe_v2<8, true>"
 
 
-def time_build(gen, N, K, epi, name, names):
-    "us per call of a v26-family build at the engine's grid for this shape: a PDL graph over weights rotated past L2, median of 7."
-    c = engine_cfg(N, K, epi)
+def time_build(gen, N, K, epi, name, names, c=None):
+    "us per call of a v26-family build at the grid of configuration c (default the engine's): a PDL graph over weights rotated past L2, median of 7."
+    c = c or engine_cfg(N, K, epi)
     k = get_kernel("gemv", name, together=names)
     n = rotation_count(N * K)
     ws = [G.synth_fp8(N, K, gen) for _ in range(n)]
