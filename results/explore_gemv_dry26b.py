@@ -2,7 +2,7 @@
 out_proj builds without their math read only 85 and 90 % where the stream that asks first reads 97 and 94 %, so on these
 two shapes the requests themselves cost 7-12 points. Here the DRY build (gemv_fp8_v26dry: grid, register cap and requests
 of a v26 configuration, no math) at many configurations of each: warps a block, row pairs a warp, runs, blocks an SM
-(one round, and 1.94 rounds where one pair a warp allows it), beside the engine's build and the early stream; two
+(one round, 1.94 rounds where one pair a warp allows it, and an 8-warp control at 1.21), beside the engine's build and the early stream; two
 interleaved rounds. A pattern that reads like the stream without the math is where a build with the math could aim.
 Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_dry26b.py OUT_DIR (gemv_dry26b_h200.json). About a minute."""
 import torch
