@@ -1,0 +1,50 @@
+"""Chapter 06: why the one-pair patterns lose their stream to the math on down and out_proj. gemv_dry26b_h200.json: without
+the math, one row pair a warp reads down at 96-99 % and out_proj at 95 % (runs of 4-8 and 6), where the engine's two pairs a
+warp read 86 and 90 %; with the math those one-pair builds read 75-81 % (gemv_v26d/g/er_h200.json). At five of them, the
+build with its math, DRY, PROBE 2 (the math without the activation's loads) and PROBE 3 (the math without the widening),
+alone with PDL over weights rotated past L2, two interleaved rounds.
+Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_probe26c.py OUT_DIR (gemv_probe26c_h200.json). About a minute."""
+import torch
+from qwen_engine import gemv as G
+from qwen_engine.runtime import median
+import explore_util
+import explore_gemv_dry26 as X
+import explore_gemv_probe26 as P
+
+CFGS = {(5120, 17408, 1): [(4, 1, 4, 5, 34, 2), (2, 1, 4, 10, 34, 2), (1, 1, 8, 10, 34, 2)], (5120, 6144, 1): [(4, 1, 6, 5, 12, 2), (1, 1, 6, 10, 12, 2)]}
+E_ARGS = {0: "false, false", 1: "true, false", 2: "true, true"}
+real = lambda epi, c: f"gemv_fp8_v26<{c[0]}, {c[1]}, {epi}, {c[2]}, {c[4]}, {c[3]}, {E_ARGS[c[5]]}, false>"
+KINDS = {"with math": real, "dry": X.dry_name, "probe 2: math, no x loads": lambda e, c: P.probe_name(e, c, 2),
+         "probe 3: math, no widening": lambda e, c: P.probe_name(e, c, 3)}
+NAMES = tuple(dict.fromkeys(f(epi, c) for (N, K, epi), cs in CFGS.items() for c in cs for f in KINDS.values()))
+
+
+def main():
+    rec, guard, el, save = explore_util.recorder(
+        "gemv_probe26c_h200", "down and out_proj at one row pair a warp: each configuration's v26 build with its math, its DRY build, PROBE 2 "
+        "(the math without the activation's loads) and PROBE 3 (the math without the widening); alone with PDL over weights rotated past "
+        "L2, two interleaved rounds, % of the read bandwidth of the same run.", "explore_gemv_probe26c.py",
+        configs={f"{N}x{K}": [list(c) for c in cs] for (N, K, epi), cs in CFGS.items()}, regs={}, rows=[])
+    bw = rec["bandwidth_tbps"]
+    gen = torch.Generator(device="cuda").manual_seed(30)
+    for nm in NAMES:
+        rec["regs"][nm] = guard(f"regs {nm}", lambda: X.get_kernel("gemv", nm, together=NAMES).num_regs)
+    for rnd in range(2):
+        for (N, K, epi), cs in CFGS.items():
+            nb = G.bytes_of(N, K, 1, epi)
+            for c in cs:
+                for kind, f in KINDS.items():
+                    us = guard(f"{kind} {N}x{K} {c}", lambda: X.time_build(gen, N, K, epi, f(epi, c), NAMES, c))
+                    if us: rec["rows"].append(dict(N=N, K=K, kind=kind, cfg=list(c), round=rnd, us=us, frac=nb / (us * 1e-6) / (bw * 1e12)))
+            print(f"round {rnd} {N}x{K} {el()}", flush=True)
+        save()
+    print(f"\nbandwidth {bw:.3f} TB/s; % of it, median of the two rounds")
+    for (N, K, epi), cs in CFGS.items():
+        for c in cs:
+            cell = lambda k: 100 * median([r["frac"] for r in rec["rows"] if (r["N"], r["kind"], r["cfg"]) == (N, k, list(c))] or [float("nan")])
+            print(f"{N}x{K} {c} ({rec['regs'].get(real(epi, c))} regs): " + ", ".join(f"{k} {cell(k):.1f} %" for k in KINDS))
+    print(f"done {el()}; errors {len(rec['errors'])}")
+
+
+if __name__ == "__main__":
+    main()
