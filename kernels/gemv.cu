@@ -1388,7 +1388,9 @@ __device__ __forceinline__ void v13_load_x(uint4 (&xv)[MT][2], const unsigned sh
 }
 // One 512-byte step: for each pair and token, 4 mmas over the lane's 16 bytes, then the diagonal scaled into acc.
 // NOWID (v26probe PROBE 3, timing only: wrong sums): the weight words go to the mma as they are, without the widening.
-template <int RP, int MT, bool NOWID = false>
+// CH2 (v26probe PROBE 4, timing here): the four mmas of a step in two chains of two (j = 0, 1 and j = 2, 3), added before the
+// scale: half the dependent mma latency a step, other sums than the one chain (not bit-identical to it).
+template <int RP, int MT, bool NOWID = false, bool CH2 = false>
 __device__ __forceinline__ void v13_math(float (&acc)[MT][RP][2], const uint4 (&w)[2 * RP], const uint4 (&xv)[MT][2],
                                          float sc_lo, float sc_hi, int g) {
 #pragma unroll
@@ -1403,10 +1405,14 @@ __device__ __forceinline__ void v13_math(float (&acc)[MT][RP][2], const uint4 (&
 #pragma unroll
     for (int m = 0; m < MT; ++m) {
       const unsigned* xs = &xv[m][0].x;
-      float c[4] = {0.f, 0.f, 0.f, 0.f};
+      float c[4] = {0.f, 0.f, 0.f, 0.f}, d[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
       for (int j = 0; j < 4; ++j)
-        mma_bf16(c, lo0[j], lo1[j], hi0[j], hi1[j], __byte_perm(xs[2 * j], xs[2 * j + 1], 0x5410), __byte_perm(xs[2 * j], xs[2 * j + 1], 0x7632));
+        mma_bf16(CH2 && j >= 2 ? d : c, lo0[j], lo1[j], hi0[j], hi1[j], __byte_perm(xs[2 * j], xs[2 * j + 1], 0x5410), __byte_perm(xs[2 * j], xs[2 * j + 1], 0x7632));
+      if (CH2) {
+#pragma unroll
+        for (int q = 0; q < 4; ++q) c[q] += d[q];
+      }
       acc[m][p][0] = fmaf((g & 1) ? c[1] : c[0], sc_lo, acc[m][p][0]);
       acc[m][p][1] = fmaf((g & 1) ? c[3] : c[2], sc_hi, acc[m][p][1]);
     }
@@ -2199,7 +2205,8 @@ GEMV25_INST(2, 4, 2, 2, false, 10, 1, 4, 0) GEMV25_INST(2, 4, 2, 2, false, 10, 1
 // PROBE (v26probe, timing only; outputs wrong or unwritten): 1 the DRY build that also loads the activation at use (folded
 // with the weights), 2 the math on every step with the activation of step 0 (loaded once), 3 the math without the widening
 // (the weight words into the mma as they are; 71 % of the engine builds' instructions are the widening's LOP3 / IMAD / SHF):
-// which part, the activation's loads, the widening or the mma chain, costs the engine builds what their DRY builds do not.
+// which part, the activation's loads, the widening or the mma chain, costs the engine builds what their DRY builds do not;
+// 4 the math with each step's four mmas in two chains of two (v13_math's CH2; other sums, timed here only).
 // XP (v26xp): each step's activation loaded one step ahead (two more 16-byte registers a lane), so a step's math does not
 // wait on its L1 round trip (gemv_probe26_h200: the math costs 2-5 points without those loads, 5-9 with them). Bit-identical.
 // XS (v26xs): the activation staged in shared memory once a block, after the wait (2 K bytes, dynamic), read from there.
@@ -2341,7 +2348,7 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
       }
       const int sl0 = (ss - R0) & 1;
       const float slo = sl[sl0][u] * W_RESCALE_BITS, shi = (EPI == 2 || FAR ? sh[sl0][u] : sl[sl0][u]) * W_RESCALE_BITS;
-      v13_math<RP, 1, PROBE == 3>(acc, wv[sl0][u], xl, slo, shi, g);
+      v13_math<RP, 1, PROBE == 3, PROBE == 4>(acc, wv[sl0][u], xl, slo, shi, g);
       if (ER && ss + 2 < R1) load_step(sl0, ss + 2, u);       // this step's registers: the run after next
     }
   }
