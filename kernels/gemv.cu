@@ -108,6 +108,8 @@
 //      v26r: v26 under __maxnreg__ (144 / 200 registers, no spill): a block an SM fewer, lost (gemv_v26r_h200.json).
 //      v26xs: the activation staged in shared memory (XS 1 by every thread, 2 by one bulk copy): lost, 39-87 % (gemv_v26xs_h200.json,
 //      gemv_v26xs2_h200.json). v26xl: the activation by plain ld.global or ld.global.nc.L1::evict_last: a tie (gemv_v26xl_h200.json).
+//      DRY at other configurations: one row pair a warp streams down / out_proj at 96-99 / 95 %, two pairs 84-88 / 85 %; with the
+//      math one pair reads 71-81 % (gemv_dry26b_h200.json, gemv_probe26c_h200.json); PROBE 4 (two mma chains) slower (gemv_probe26d).
 //   v28 gemv_fp8_v28<SR, RP, EPI, U, KST, MINB>: v26 with a warp's pair of rows N / 2 apart on the plain shapes (as gate|up's
 //      are). Bit-identical. Lost: qkv|z 78-87 % vs 88-89, q|gate|k|v 81-83 % vs 84-85 (gemv_v28_h200.json).
 //   lm_head_bf16_v2<S>: the same structure for the bf16 vocabulary projection over a row set, with argmax.
