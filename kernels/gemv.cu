@@ -2469,6 +2469,87 @@ GEMV27_INST(2, 1, 1, 2, 34, 8) GEMV27_INST(2, 1, 1, 2, 12, 8) GEMV27_INST(4, 1, 
 GEMV28_INST(2, 1, 0, 2, 10, 8) GEMV28_INST(2, 2, 0, 2, 10, 8)
 #endif
 
+// ---- v29: one row pair a warp, its two K halves as the two independent chains ---------------------------------------
+// gemv_dry26b_h200: on down and out_proj, one row pair a warp streams at 95-99 % without the math and two pairs at 84-90 %;
+// with the math one pair reads 71-81 % (gemv_probe26c_h200): a warp with a single pair has one chain of mmas a step, and
+// its math fills fewer of the latencies between its requests than two pairs' do. v29 keeps one pair a warp and gives it two
+// chains: the pair's first K half and its second half, a step of each in turn (the half's own activation and scales), the
+// two halves' sums met at the end as v23's K split meets them across blocks: each half's 8 segments in segment order, then
+// (0 + half 0) + half 1, rounded, plus the residual. KST even; U steps a run of each half (the last run short where U does
+// not divide KST / 2); the first run's loads before the grid wait (EK's branch: always true before it, never after). DRY:
+// no math, the words folded (timing only).
+template <int SR, int EPI, int U, int KST, int MINB, bool DRY = false>
+__global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v29(
+    const unsigned char* __restrict__ W, const float* __restrict__ scale, const unsigned short* __restrict__ x,
+    const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
+    float* __restrict__ partial, unsigned* __restrict__ counters) {
+  static_assert(EPI != 2 && KST % 2 == 0 && U <= KST / 2, "a plain projection; two halves of whole steps");
+  constexpr int KH = KST / 2, KK = 512 * KST, KT = 4 * KST, NR = (KH + U - 1) / U;   // steps a half, K, tiles, runs a half
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3, lk = 64 * g + 16 * t;
+  const int u0 = blockIdx.x * SR + warp;                                              // this warp's pair: rows 2 u0, 2 u0 + 1
+  const unsigned char* pw = W + (size_t)u0 * 2 * KK + lk;
+  const float* ps = scale + (size_t)((u0 * 2) >> 7) * KT + (g >> 1);
+  uint4 wv[2][U][4];                                                                  // [slot][step][half 2 + row]
+  float sl[2][U][2];                                                                  // [slot][step][half]
+  auto load = [&](int slot, int ss) {                      // run ss of both halves: each row's U pieces of a half in a row
+#pragma unroll
+    for (int hf = 0; hf < 2; ++hf)
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+          if (KH % U == 0 || U * ss + u < KH) wv[slot][u][2 * hf + h] = ld_stream(pw + h * KK + 512 * (hf * KH + U * ss + u));
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+      for (int hf = 0; hf < 2; ++hf)
+        if (KH % U == 0 || U * ss + u < KH) sl[slot][u][hf] = __ldg(ps + 4 * (hf * KH + U * ss + u));
+  };
+  const bool pre = u0 * 2 < N;                             // always true (whole grids): EK's branch, the loads above the wait
+  if (pre) load(0, 0);
+  qe_grid_wait();
+  if (!pre) load(0, 0);
+  qe_grid_launch_dependents();
+  float acc[2][1][1][2] = {};                              // [half]: v13_math's accumulator of one pair
+  unsigned fold = 0;
+#pragma unroll
+  for (int ss = 0; ss < NR; ++ss) {
+    if (ss + 1 < NR) load((ss + 1) & 1, ss + 1);
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int st = U * ss + u;
+      if (KH % U != 0 && st >= KH) continue;                // past a ragged last run
+#pragma unroll
+      for (int hf = 0; hf < 2; ++hf) {
+        const uint4 (&w)[2] = reinterpret_cast<const uint4 (&)[2]>(wv[ss & 1][u][2 * hf]);
+        if (DRY) { fold ^= w[0].x ^ w[0].y ^ w[0].z ^ w[0].w ^ w[1].x ^ w[1].y ^ w[1].z ^ w[1].w ^ __float_as_uint(sl[ss & 1][u][hf]); continue; }
+        uint4 xl[1][2];
+        xl[0][0] = __ldg(reinterpret_cast<const uint4*>(x + 512 * (hf * KH + st) + lk));
+        xl[0][1] = __ldg(reinterpret_cast<const uint4*>(x + 512 * (hf * KH + st) + lk + 8));
+        const float sc = sl[ss & 1][u][hf] * W_RESCALE_BITS;
+        v13_math<1, 1>(acc[hf], w, xl, sc, sc, g);
+      }
+    }
+  }
+  if (DRY) { if (fold == 0x9E3779B9u) y[0] = (unsigned short)fold; return; }
+#pragma unroll
+  for (int hf = 0; hf < 2; ++hf)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float tot = 0.f;
+#pragma unroll
+      for (int sg = 0; sg < 8; ++sg) tot += __shfl_sync(0xffffffffu, acc[hf][0][0][h], 4 * sg + (sg >> 1));
+      acc[hf][0][0][h] = tot;
+    }
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    if (lane != h) continue;
+    float v = bf16_to_f32(f32_to_bf16((0.f + acc[0][0][0][h]) + acc[1][0][0][h]));
+    if (EPI == 1) v = v + bf16_to_f32(res[2 * u0 + h]);
+    y[2 * u0 + h] = f32_to_bf16(v);
+  }
+}
+
 // ---- lm_head: bf16 weights over a row set, fused with argmax --------------------------------------------
 // Block b computes the logits of rows rowset[16 b .. 16 b + 15] for M tokens (bf16-rounded, as the oracle's logits
 // are), writes them if `logits` is not null, and writes its best (value, lowest id) per token to `part`.

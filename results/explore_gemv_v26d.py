@@ -46,7 +46,7 @@ def builds(name, exact=True):
     """After configure: the builds are `name(epi, configuration)` (another kernel of the v26 family than v26 itself), and with
     `exact` every one is checked bit for bit against the engine's kernel (the same sums as v26 on every shape)."""
     V.name = name
-    V.ALL = tuple(dict.fromkeys(name(EPI[k], c) for k, cs in CFGS.items() for c in cs))
+    V.ALL = tuple(dict.fromkeys(name(e, c) for k, cs in CFGS.items() for c in cs for e in ((0, 1) if k in B.SPLIT else (EPI[k],))))
     V.kern = lambda epi, c: V.get_kernel("gemv", V.name(epi, c), together=V.ALL)
     if exact: V.identity = B._identity
 
