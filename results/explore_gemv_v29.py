@@ -19,7 +19,7 @@ CFGS = {(5120, 17408): [(4, 1, 2, 5, 34, 2), (2, 1, 2, 10, 34, 2), (2, 1, 4, 5, 
 D.configure(CFGS, "v29",
             ("gemv_v29_h200", "v29 (one row pair a warp, its two K halves as two chains, met in v23's order) on down and out_proj in one round and "
              "in 1.94: each build's DRY twin, the float64 check, run-to-run and v14-split identity, alone with PDL interleaved with the engine's "
-             "(two rounds), then the token's GEMVs and the decode step with each shape's winner.", "explore_gemv_v29.py"))
+             "(two rounds), then the token's GEMVs and the decode step with each shape's winner.", "explore_gemv_v29.py"), awk=())
 name29 = lambda epi, c, dry=False: f"gemv_fp8_v29<{c[0]}, {epi}, {c[2]}, {c[4]}, {c[3]}{', true' if dry else ''}>"
 D.builds(name29, exact=False)
 DRY_NAMES = tuple(name29(1, c, True) for cs in CFGS.values() for c in cs)
