@@ -2553,6 +2553,18 @@ __global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v29(
   }
 }
 
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu); one measured build of each v26 timing variant, v29's
+template __global__ void gemv_fp8_v26dry<2, 2, 1, 4, 34, 5, true, true>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+template __global__ void gemv_fp8_v26er<2, 2, 0, 3, 10, 7, true, true>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+template __global__ void gemv_fp8_v26xp<2, 2, 0, 3, 10, 7, true, true>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+template __global__ void gemv_fp8_v26probe<2, 2, 0, 3, 10, 7, true, true, 3>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+template __global__ void gemv_fp8_v26r<2, 2, 0, 3, 10, 144, true, true>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+template __global__ void gemv_fp8_v26xs<2, 2, 0, 3, 10, 7, true, true, 2>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+template __global__ void gemv_fp8_v26xl<2, 2, 0, 3, 10, 7, true, true, 1>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+template __global__ void gemv_fp8_v29<4, 1, 2, 34, 5>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+template __global__ void gemv_fp8_v29<4, 1, 3, 12, 5, true>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+#endif
+
 // ---- lm_head: bf16 weights over a row set, fused with argmax --------------------------------------------
 // Block b computes the logits of rows rowset[16 b .. 16 b + 15] for M tokens (bf16-rounded, as the oracle's logits
 // are), writes them if `logits` is not null, and writes its best (value, lowest id) per token to `part`.
