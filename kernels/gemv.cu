@@ -2534,7 +2534,8 @@ __global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v29(
       }
     }
   }
-  if (DRY) { if (fold == 0x9E3779B9u) y[0] = (unsigned short)fold; return; }
+  if constexpr (DRY) { if (fold == 0x9E3779B9u) y[0] = (unsigned short)fold; return; }
+  else {
 #pragma unroll
   for (int hf = 0; hf < 2; ++hf)
 #pragma unroll
@@ -2550,6 +2551,7 @@ __global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v29(
     float v = bf16_to_f32(f32_to_bf16((0.f + acc[0][0][0][h]) + acc[1][0][0][h]));
     if (EPI == 1) v = v + bf16_to_f32(res[2 * u0 + h]);
     y[2 * u0 + h] = f32_to_bf16(v);
+  }
   }
 }
 
