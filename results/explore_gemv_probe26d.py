@@ -4,11 +4,9 @@ step's four mmas accumulate into one fragment, one after another: four dependent
 computes them as two chains of two added before the scale (v13_math's CH2; other sums, timing here). At each shape's engine
 configuration and at the one-pair configurations of gemv_probe26c: the build with its math, PROBE 4 and DRY, alone with PDL
 over weights rotated past L2, two interleaved rounds.
-Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_probe26d.py OUT_DIR (gemv_probe26d_h200.json). About a minute."""
-import torch
-from qwen_engine import gemv as G
-from qwen_engine.runtime import median
-import explore_util
+Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_probe26d.py OUT_DIR (gemv_probe26d_h200.json). About a minute.
+(Its loop moved into explore_gemv_probe26c.measure_cfgs after its record was made: the same steps, not re-run; the table's
+registers are now the first kind's build's, with math, where it printed those and PROBE 4's.)"""
 import explore_gemv_dry26 as X
 import explore_gemv_probe26 as P
 import explore_gemv_probe26c as C
@@ -19,31 +17,9 @@ NAMES = tuple(dict.fromkeys(f(epi, c) for (N, K, epi), cs in CFGS.items() for c 
 
 
 def main():
-    rec, guard, el, save = explore_util.recorder(
-        "gemv_probe26d_h200", "At each shape's engine configuration and at one-pair configurations of down and out_proj: the v26 build with its "
-        "math, PROBE 4 (each step's four mmas in two chains of two) and DRY; alone with PDL over weights rotated past L2, two interleaved "
-        "rounds, % of the read bandwidth of the same run.", "explore_gemv_probe26d.py",
-        configs={f"{N}x{K}": [list(c) for c in cs] for (N, K, epi), cs in CFGS.items()}, regs={}, rows=[])
-    bw = rec["bandwidth_tbps"]
-    gen = torch.Generator(device="cuda").manual_seed(31)
-    for nm in NAMES:
-        rec["regs"][nm] = guard(f"regs {nm}", lambda: X.get_kernel("gemv", nm, together=NAMES).num_regs)
-    for rnd in range(2):
-        for (N, K, epi), cs in CFGS.items():
-            nb = G.bytes_of(N, K, 1, epi)
-            for c in cs:
-                for kind, f in KINDS.items():
-                    us = guard(f"{kind} {N}x{K} {c}", lambda: X.time_build(gen, N, K, epi, f(epi, c), NAMES, c))
-                    if us: rec["rows"].append(dict(N=N, K=K, kind=kind, cfg=list(c), round=rnd, us=us, frac=nb / (us * 1e-6) / (bw * 1e12)))
-            print(f"round {rnd} {N}x{K} {el()}", flush=True)
-        save()
-    print(f"\nbandwidth {bw:.3f} TB/s; % of it, median of the two rounds")
-    for (N, K, epi), cs in CFGS.items():
-        for c in cs:
-            cell = lambda k: 100 * median([r["frac"] for r in rec["rows"] if (r["N"], r["kind"], r["cfg"]) == (N, k, list(c))] or [float("nan")])
-            print(f"{N}x{K} {c} ({rec['regs'].get(C.real(epi, c))} / {rec['regs'].get(P.probe_name(epi, c, 4))} regs): "
-                  + ", ".join(f"{k} {cell(k):.1f} %" for k in KINDS))
-    print(f"done {el()}; errors {len(rec['errors'])}")
+    C.measure_cfgs(("gemv_probe26d_h200", "At each shape's engine configuration and at one-pair configurations of down and out_proj: the v26 build "
+                    "with its math, PROBE 4 (each step's four mmas in two chains of two) and DRY; alone with PDL over weights rotated past L2, "
+                    "two interleaved rounds, % of the read bandwidth of the same run.", "explore_gemv_probe26d.py"), CFGS, KINDS, NAMES, 31)
 
 
 if __name__ == "__main__":
