@@ -2224,11 +2224,22 @@ GEMV25_INST(2, 4, 2, 2, false, 10, 1, 4, 0) GEMV25_INST(2, 4, 2, 2, false, 10, 1
 // XL (v26xl): the activation's loads by another instruction than the weights' read-only ld.global.nc (LDG...CONSTANT):
 // 1 a plain ld.global (LDG.E.128, the load/store path), 2 ld.global.nc.L1::evict_last. If a step's activation load waits
 // behind the weight loads issued before it in one queue, a load of another kind might not. The same values: bit-identical.
+// WL (v26wl): the weights by another load than ld.global.nc.L1::no_allocate: 1 ld.global.cg (cached in L2 only), 2
+// ld.global.cs (streaming, evict first). If a step's activation hit in L1 waits behind the weight misses the L1 tracks, a
+// weight load the L1 handles differently might let it through. The same values: bit-identical.
 // ER (v26er): each step's registers refilled with the run after next as soon as that step's math is done, instead of the
 // whole slot at the top of the next run: the warp keeps close to two runs in flight while it computes (gemv_dry26_h200: the
 // same requests without the math read 97-98 % where the engine reads 88-93 %). The same loads, math and sums (bit-identical).
+template <int WL>
+__device__ __forceinline__ uint4 gemv_wload(const void* p) {   // WL 0: ld_stream (the engine's); 1 .cg; 2 .cs
+  if (WL == 0) return ld_stream(p);
+  uint4 v;
+  if (WL == 1) asm volatile("ld.global.cg.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  else asm volatile("ld.global.cs.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  return v;
+}
 template <int SR, int RP, int EPI, int U, int KST, bool E, int R0, int R1, bool XCH, bool FAR = false, bool EK = false, bool EK2 = false,
-          bool DRY = false, bool ER = false, int PROBE = 0, bool XP = false, int XS = 0, int XL = 0>
+          bool DRY = false, bool ER = false, int PROBE = 0, bool XP = false, int XS = 0, int XL = 0, int WL = 0>
 __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ W, const float* __restrict__ scale,
                                               const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
                                               unsigned short* __restrict__ y, int N, float* __restrict__ partial) {
@@ -2250,7 +2261,7 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
     for (int p = 0; p < RP; ++p)
 #pragma unroll
       for (int h = 0; h < 2; ++h)
-        wv[slot][u][2 * p + h] = ld_stream(pw + (EPI == 2 ? (h ? up_w : 0) + p * KK : FAR ? (h ? far_w : 0) + p * KK : (2 * p + h) * KK) + 512 * (U * ss + u));
+        wv[slot][u][2 * p + h] = gemv_wload<WL>(pw + (EPI == 2 ? (h ? up_w : 0) + p * KK : FAR ? (h ? far_w : 0) + p * KK : (2 * p + h) * KK) + 512 * (U * ss + u));
     sl[slot][u] = __ldg(ps + 4 * (U * ss + u));
     sh[slot][u] = EPI == 2 ? __ldg(ps + up_s + 4 * (U * ss + u)) : FAR ? __ldg(ps + far_s + 4 * (U * ss + u)) : 0.f;
   };
@@ -2262,7 +2273,7 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
 #pragma unroll
         for (int u = 0; u < U; ++u)
           if (KST % U == 0 || U * ss + u < KST)
-            wv[slot][u][2 * p + h] = ld_stream(pw + (EPI == 2 ? (h ? up_w : 0) + p * KK : FAR ? (h ? far_w : 0) + p * KK : (2 * p + h) * KK) + 512 * (U * ss + u));
+            wv[slot][u][2 * p + h] = gemv_wload<WL>(pw + (EPI == 2 ? (h ? up_w : 0) + p * KK : FAR ? (h ? far_w : 0) + p * KK : (2 * p + h) * KK) + 512 * (U * ss + u));
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       if (KST % U != 0 && U * ss + u >= KST) continue;       // past a ragged last run
@@ -2408,6 +2419,14 @@ __global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v26xl(
     const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
     float* __restrict__ partial, unsigned* __restrict__ counters) {
   gemv_v26_body<SR, RP, EPI, U, KST, E, 0, (KST + U - 1) / U, false, false, EK, false, false, false, 0, false, 0, XLM>(W, scale, x, res, y, N, partial);
+}
+// v26wl: v26 (E, EK as given) with WL's weight loads (1 ld.global.cg, 2 ld.global.cs). Bit-identical.
+template <int SR, int RP, int EPI, int U, int KST, int MINB, bool E, bool EK, int WLM>
+__global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v26wl(
+    const unsigned char* __restrict__ W, const float* __restrict__ scale, const unsigned short* __restrict__ x,
+    const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
+    float* __restrict__ partial, unsigned* __restrict__ counters) {
+  gemv_v26_body<SR, RP, EPI, U, KST, E, 0, (KST + U - 1) / U, false, false, EK, false, false, false, 0, false, 0, 0, WLM>(W, scale, x, res, y, N, partial);
 }
 // v26probe: v26 (E, EK as given) as PROBE's timing builds (above).
 template <int SR, int RP, int EPI, int U, int KST, int MINB, bool E, bool EK, int PROBE>
