@@ -108,6 +108,7 @@
 //      v26r: v26 under __maxnreg__ (144 / 200 registers, no spill): a block an SM fewer, lost (gemv_v26r_h200.json).
 //      v26xs: the activation staged in shared memory (XS 1 by every thread, 2 by one bulk copy): lost, 39-87 % (gemv_v26xs_h200.json,
 //      gemv_v26xs2_h200.json). v26xl: the activation by plain ld.global or ld.global.nc.L1::evict_last: a tie (gemv_v26xl_h200.json).
+//      v26wl: the weights by ld.global.cg (lost everywhere) or .cs (a tie or lost: gemv_v26wl_h200.json).
 //      DRY at other configurations: one row pair a warp streams down / out_proj at 96-99 / 95 %, two pairs 84-88 / 85 %; with the
 //      math one pair reads 71-81 % (gemv_dry26b_h200.json, gemv_probe26c_h200.json); PROBE 4 (two mma chains) slower (gemv_probe26d).
 //   v29 gemv_fp8_v29<SR, EPI, U, KST, MINB, DRY>: one row pair a warp, its two K halves as two chains, met as v23's split meets
@@ -2582,6 +2583,7 @@ template __global__ void gemv_fp8_v26probe<2, 2, 0, 3, 10, 7, true, true, 3>(con
 template __global__ void gemv_fp8_v26r<2, 2, 0, 3, 10, 144, true, true>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 template __global__ void gemv_fp8_v26xs<2, 2, 0, 3, 10, 7, true, true, 2>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 template __global__ void gemv_fp8_v26xl<2, 2, 0, 3, 10, 7, true, true, 1>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+template __global__ void gemv_fp8_v26wl<2, 2, 0, 3, 10, 7, true, true, 2>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 template __global__ void gemv_fp8_v29<4, 1, 2, 34, 5>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 template __global__ void gemv_fp8_v29<4, 1, 3, 12, 5, true>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 #endif
