@@ -42,6 +42,11 @@ def configure(cfgs: dict, label: str, record: tuple, awk=((1152, 5120, 0, 0),)):
     V.LABEL, V.RECORD = label, record
 
 
+# Each shape's engine build as a configuration (SR, RP, U, MINB, KST, E) of these scripts (ENGINE_CHOICE, ENGINE_V26, ENGINE_MINB).
+ENGINE = {(N, K): (G.ENGINE_CHOICE[(N, K, e)][1], G.ENGINE_V26[(N, K, e)][0], G.ENGINE_V26[(N, K, e)][1], G.ENGINE_MINB[(N, K, e)], K // 512,
+                   G.ENGINE_V26[(N, K, e)][2]) for (N, K), e in EPI.items()}
+
+
 def builds(name, exact=True):
     """After configure: the builds are `name(epi, configuration)` (another kernel of the v26 family than v26 itself), and with
     `exact` every one is checked bit for bit against the engine's kernel (the same sums as v26 on every shape)."""

@@ -4,13 +4,13 @@ alone nothing; if a step's activation hit in L1 waits behind the weight misses t
 ld.global.cg (WL 1: cached in L2 only; SASS LDG.E.128.STRONG.GPU) or ld.global.cs (WL 2: streaming, evict first; LDG.E.EF.128)
 might let it through. Each shape's engine configuration with both; every build checked bit for bit against the engine's
 kernel; alone with PDL interleaved with the engine's (two rounds); the token's GEMVs and the decode step with each winner.
-Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_v26wl.py OUT_DIR (gemv_v26wl_h200.json). About two minutes."""
+Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_v26wl.py OUT_DIR (gemv_v26wl_h200.json). About two minutes.
+(Its engine configurations moved into explore_gemv_v26d.ENGINE after its record was made: the same builds, the shapes in
+another order; not re-run.)"""
 import explore_gemv_v26d as D
 V = D.V
 
-ENG = {(14336, 5120): (2, 2, 3, 7, 10, 2), (16384, 5120): (2, 2, 3, 8, 10, 2), (5120, 6144): (4, 1, 3, 5, 12, 2), (34816, 5120): (2, 1, 2, 8, 10, 0),
-       (5120, 17408): (2, 2, 4, 5, 34, 2)}                                    # (SR, RP, U, MINB, KST, E): the engine's
-CFGS = {k: [c + (1,), c + (2,)] for k, c in ENG.items()}                     # ... + (WL,)
+CFGS = {k: [c + (1,), c + (2,)] for k, c in D.ENGINE.items()}                     # ... + (WL,)
 D.configure(CFGS, "v26wl",
             ("gemv_v26wl_h200", "v26 with the weights loaded by ld.global.cg (WL 1) or ld.global.cs (WL 2) at each "
              "shape's engine configuration: bit identity with the engine's kernel, alone with PDL interleaved with the engine's (two rounds), "

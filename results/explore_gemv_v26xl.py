@@ -7,13 +7,13 @@ only after the weight loads issued before it on that path, a load of another kin
 against the engine's kernel; alone with PDL interleaved with the engine's (two rounds); the token's GEMVs and the decode
 step with each shape's winner.
 Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_v26xl.py OUT_DIR (gemv_v26xl_h200.json). About two minutes.
-(Its builds' names moved into explore_gemv_v26d.builds after its record was made: the same steps, not re-run.)"""
+(Its builds' names moved into explore_gemv_v26d.builds after its record was made: the same steps, not re-run.)
+(Its engine configurations moved into explore_gemv_v26d.ENGINE after its record was made: the same builds, the shapes in
+another order; not re-run.)"""
 import explore_gemv_v26d as D
 V = D.V
 
-ENG = {(14336, 5120): (2, 2, 3, 7, 10, 2), (16384, 5120): (2, 2, 3, 8, 10, 2), (5120, 6144): (4, 1, 3, 5, 12, 2), (34816, 5120): (2, 1, 2, 8, 10, 0),
-       (5120, 17408): (2, 2, 4, 5, 34, 2)}                                    # (SR, RP, U, MINB, KST, E): the engine's
-CFGS = {k: [c + (1,), c + (2,)] for k, c in ENG.items()}                     # ... + (XL,)
+CFGS = {k: [c + (1,), c + (2,)] for k, c in D.ENGINE.items()}                     # ... + (XL,)
 D.configure(CFGS, "v26xl",
             ("gemv_v26xl_h200", "v26 with the activation loaded by a plain ld.global (XL 1) or ld.global.nc.L1::evict_last (XL 2) at each "
              "shape's engine configuration: bit identity with the engine's kernel, alone with PDL interleaved with the engine's (two rounds), "
