@@ -2212,7 +2212,8 @@ GEMV25_INST(2, 4, 2, 2, false, 10, 1, 4, 0) GEMV25_INST(2, 4, 2, 2, false, 10, 1
 // with the weights), 2 the math on every step with the activation of step 0 (loaded once), 3 the math without the widening
 // (the weight words into the mma as they are; 71 % of the engine builds' instructions are the widening's LOP3 / IMAD / SHF):
 // which part, the activation's loads, the widening or the mma chain, costs the engine builds what their DRY builds do not;
-// 4 the math with each step's four mmas in two chains of two (v13_math's CH2; other sums, timed here only).
+// 4 the math with each step's four mmas in two chains of two (v13_math's CH2; other sums, timed here only); 5 PROBE 2 and 3
+// together: the mmas and their accumulation alone (no activation loads in the loop, no widening).
 // XP (v26xp): each step's activation loaded one step ahead (two more 16-byte registers a lane), so a step's math does not
 // wait on its L1 round trip (gemv_probe26_h200: the math costs 2-5 points without those loads, 5-9 with them). Bit-identical.
 // XS (v26xs): the activation staged in shared memory once a block, after the wait (2 K bytes, dynamic), read from there.
@@ -2326,7 +2327,7 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
   unsigned fold = 0;                                         // DRY: every word loaded, folded
   uint4 x0[1][2];                                            // PROBE 2: step 0's activation, for every step; XP: the next step's
   if (XP) { x0[0][0] = __ldg(reinterpret_cast<const uint4*>(x + 512 * U * R0 + lk)); x0[0][1] = __ldg(reinterpret_cast<const uint4*>(x + 512 * U * R0 + lk + 8)); }
-  if (PROBE == 2) { x0[0][0] = __ldg(reinterpret_cast<const uint4*>(x + lk)); x0[0][1] = __ldg(reinterpret_cast<const uint4*>(x + lk + 8)); }
+  if (PROBE == 2 || PROBE == 5) { x0[0][0] = __ldg(reinterpret_cast<const uint4*>(x + lk)); x0[0][1] = __ldg(reinterpret_cast<const uint4*>(x + lk + 8)); }
 #pragma unroll
   for (int ss = R0; ss < R1; ++ss) {
     if (!ER && ss + 1 < R1 && !(EK2 && ss == R0)) load((ss + 1 - R0) & 1, ss + 1);
@@ -2345,7 +2346,7 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
         continue;
       }
       uint4 xl[1][2];
-      if (PROBE == 2 || XP) { xl[0][0] = x0[0][0]; xl[0][1] = x0[0][1]; }
+      if (PROBE == 2 || PROBE == 5 || XP) { xl[0][0] = x0[0][0]; xl[0][1] = x0[0][1]; }
       if (XP && st + 1 < (U * R1 < KST ? U * R1 : KST)) {
         x0[0][0] = __ldg(reinterpret_cast<const uint4*>(x + 512 * (st + 1) + lk));
         x0[0][1] = __ldg(reinterpret_cast<const uint4*>(x + 512 * (st + 1) + lk + 8));
@@ -2359,13 +2360,13 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
         asm volatile("ld.global.nc.L1::evict_last.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(xl[0][0].x), "=r"(xl[0][0].y), "=r"(xl[0][0].z), "=r"(xl[0][0].w) : "l"(x + 512 * st + lk));
         asm volatile("ld.global.nc.L1::evict_last.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(xl[0][1].x), "=r"(xl[0][1].y), "=r"(xl[0][1].z), "=r"(xl[0][1].w) : "l"(x + 512 * st + lk + 8));
       }
-      if (PROBE != 2 && !XP && !XS && !XL) {
+      if (PROBE != 2 && PROBE != 5 && !XP && !XS && !XL) {
         xl[0][0] = __ldg(reinterpret_cast<const uint4*>(x + 512 * st + lk));
         xl[0][1] = __ldg(reinterpret_cast<const uint4*>(x + 512 * st + lk + 8));
       }
       const int sl0 = (ss - R0) & 1;
       const float slo = sl[sl0][u] * W_RESCALE_BITS, shi = (EPI == 2 || FAR ? sh[sl0][u] : sl[sl0][u]) * W_RESCALE_BITS;
-      v13_math<RP, 1, PROBE == 3, PROBE == 4>(acc, wv[sl0][u], xl, slo, shi, g);
+      v13_math<RP, 1, PROBE == 3 || PROBE == 5, PROBE == 4>(acc, wv[sl0][u], xl, slo, shi, g);
       if (ER && ss + 2 < R1) load_step(sl0, ss + 2, u);       // this step's registers: the run after next
     }
   }
