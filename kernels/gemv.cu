@@ -103,7 +103,7 @@
 //      Lost on the 5,120-row shapes: down 74-75 % vs 83, out_proj 48-50 % vs 68 (gemv_v27_h200.json).
 //   v26dry / v26probe (timing only): v26's builds without the math / with only part of it. The engine's builds without math
 //      read 97-98 % on q|gate|k|v, qkv|z, gate|up (the math costs 5-9 points), 85 / 90 % on down / out_proj (gemv_dry26_h200.json,
-//      gemv_probe26_h200.json). v26er: v26 with each step's refill right after its math: the same SASS on four of five
+//      gemv_probe26_h200.json; PROBE 3 / 5, gemv_probe26b / 26e: without the widening, or with the mmas alone, still 3-9 points). v26er: v26 with each step's refill right after its math: the same SASS on four of five
 //      builds, a tie (gemv_v26er_h200.json); v26xp (the activation a step ahead): the same SASS too, not run. v26k: unmeasured neighbours of the EK builds, none taken (gemv_v26k_h200.json).
 //      v26r: v26 under __maxnreg__ (144 / 200 registers, no spill): a block an SM fewer, lost (gemv_v26r_h200.json).
 //      v26xs: the activation staged in shared memory (XS 1 by every thread, 2 by one bulk copy): lost, 39-87 % (gemv_v26xs_h200.json,
