@@ -101,19 +101,21 @@
 //      and down (2 warps, 2 pairs, runs of 4, one round: 84.5 % vs v23's 83 %): the step 7.53 vs 7.64 ms (gemv_v26g_h200.json).
 //   v27 gemv_fp8_v27<SR, RP, EPI, U, KST, MINB>: v26 with K split over 2 blocks (halves of the runs), met as v18's are.
 //      Lost on the 5,120-row shapes: down 74-75 % vs 83, out_proj 48-50 % vs 68 (gemv_v27_h200.json).
-//   v26dry / v26probe (timing only): v26's builds without the math / with only part of it. The engine's builds without math
-//      read 97-98 % on q|gate|k|v, qkv|z, gate|up (the math costs 5-9 points), 85 / 90 % on down / out_proj (gemv_dry26_h200.json,
-//      gemv_probe26_h200.json; PROBE 3 / 5, gemv_probe26b / 26e: without the widening, or with the mmas alone, still 3-9 points). v26er: v26 with each step's refill right after its math: the same SASS on four of five
-//      builds, a tie (gemv_v26er_h200.json); v26xp (the activation a step ahead): the same SASS too, not run. v26k: unmeasured neighbours of the EK builds, none taken (gemv_v26k_h200.json).
-//      v26r: v26 under __maxnreg__ (144 / 200 registers, no spill): a block an SM fewer, lost (gemv_v26r_h200.json).
-//      v26xs: the activation staged in shared memory (XS 1 by every thread, 2 by one bulk copy): lost, 39-87 % (gemv_v26xs_h200.json,
-//      gemv_v26xs2_h200.json). v26xl: the activation by plain ld.global or ld.global.nc.L1::evict_last: a tie (gemv_v26xl_h200.json).
-//      v26wl: the weights by ld.global.cg (lost everywhere) or .cs (a tie or lost: gemv_v26wl_h200.json).
-//      DRY at other configurations: one row pair a warp streams down / out_proj at 96-99 / 95 %, two pairs 84-88 / 85 %; with the
-//      math one pair reads 71-81 % (gemv_dry26b_h200.json, gemv_probe26c_h200.json); PROBE 4 (two mma chains) slower (gemv_probe26d).
+//   v26dry / v26probe (timing only): v26's builds without the math / with part of it. Without math the engine's builds read
+//      97-98 % on q|gate|k|v, qkv|z, gate|up (the math costs 5-9 points), 85 / 90 % on down / out_proj (gemv_dry26_h200.json,
+//      gemv_probe26_h200.json); without the widening, or with the mmas alone, still 3-9 points (gemv_probe26b/e_h200.json).
+//      v26er (each step's refill right after its math) and v26xp (the activation a step ahead): the same SASS as v26 on four
+//      of five builds; v26er a tie (gemv_v26er_h200.json), v26xp not run. v26k: unmeasured neighbours of the EK builds, none
+//      taken (gemv_v26k_h200.json). v26r: v26 under __maxnreg__ (144 / 200 registers, no spill): a block an SM fewer, lost
+//      (gemv_v26r_h200.json). v26xs: the activation staged in shared memory (XS 1 by every thread, 2 by one bulk copy): lost,
+//      39-87 % (gemv_v26xs_h200.json, gemv_v26xs2_h200.json). v26xl: the activation by plain ld.global or
+//      ld.global.nc.L1::evict_last: a tie (gemv_v26xl_h200.json). v26wl: the weights by ld.global.cg (lost everywhere) or .cs
+//      (a tie or lost: gemv_v26wl_h200.json). DRY at other configurations: one row pair a warp streams down / out_proj at
+//      96-99 / 95 %, two pairs 84-88 / 85 %; with the math one pair reads 71-81 % (gemv_dry26b_h200.json,
+//      gemv_probe26c_h200.json); PROBE 4 (two mma chains) slower (gemv_probe26d_h200.json).
 //   v29 gemv_fp8_v29<SR, EPI, U, KST, MINB, DRY>: one row pair a warp, its two K halves as two chains, met as v23's split meets
-//      them (bit-identical to v14's K split of 2). DRY 96-99 % on down, 92-96 % on out_proj; with the math 74-80 / 69-83 %: lost
-//      (gemv_v29_h200.json, gemv_v29dry_h200.json).
+//      them (bit-identical to v14's K split of 2). DRY 96-99 % on down, 92-96 % on out_proj; with the math 74-80 / 69-83 %:
+//      lost (gemv_v29_h200.json, gemv_v29dry_h200.json).
 //   v28 gemv_fp8_v28<SR, RP, EPI, U, KST, MINB>: v26 with a warp's pair of rows N / 2 apart on the plain shapes (as gate|up's
 //      are). Bit-identical. Lost: qkv|z 78-87 % vs 88-89, q|gate|k|v 81-83 % vs 84-85 (gemv_v28_h200.json).
 //   lm_head_bf16_v2<S>: the same structure for the bf16 vocabulary projection over a row set, with argmax.
