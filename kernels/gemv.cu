@@ -114,10 +114,10 @@
 //      96-99 / 95 %, two pairs 84-88 / 85 %; with the math one pair reads 71-81 % (gemv_dry26b_h200.json,
 //      gemv_probe26c_h200.json); PROBE 4 (two mma chains) slower (gemv_probe26d_h200.json).
 //   v28 gemv_fp8_v28<SR, RP, EPI, U, KST, MINB>: v26 with a warp's pair of rows N / 2 apart on the plain shapes (as gate|up's
+//      are). Bit-identical. Lost: qkv|z 78-87 % vs 88-89, q|gate|k|v 81-83 % vs 84-85 (gemv_v28_h200.json).
 //   v29 gemv_fp8_v29<SR, EPI, U, KST, MINB, DRY>: one row pair a warp, its two K halves as two chains, met as v23's split meets
 //      them (bit-identical to v14's K split of 2). DRY 96-99 % on down, 92-96 % on out_proj; with the math 74-80 / 69-83 %:
 //      lost (gemv_v29_h200.json, gemv_v29dry_h200.json).
-//      are). Bit-identical. Lost: qkv|z 78-87 % vs 88-89, q|gate|k|v 81-83 % vs 84-85 (gemv_v28_h200.json).
 //   lm_head_bf16_v2<S>: the same structure for the bf16 vocabulary projection over a row set, with argmax.
 //   lm_head_bf16_v3<SR, RP, MT, D>: the head with v13's whole-row streams (bf16 pairs permuted, no widening), a D-step
 //      ring; the same per-block argmax partials. 667 us alone vs v2's 687, 0.01 ms slower in the step (head_v3_h200.json).
