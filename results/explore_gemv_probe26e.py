@@ -3,23 +3,16 @@
 widening (PROBE 3) nearly all of it. PROBE 5 drops both: what is left is the mmas, their accumulation into the scaled sums and
 the epilogue. Per model shape at the engine's configuration: the engine's build, DRY, PROBE 2, 3 and 5 (timing only, wrong
 sums), alone with PDL over weights rotated past L2, two interleaved rounds.
-Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_probe26e.py OUT_DIR (gemv_probe26e_h200.json). About a minute."""
-from qwen_engine import gemv as G
-import explore_gemv_dry26 as X
+Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_probe26e.py OUT_DIR (gemv_probe26e_h200.json). About a minute.
+(Its builds moved into explore_gemv_probe26.probe_run, after its record
+was made: the same steps, not re-run.)"""
 import explore_gemv_probe26 as P
 
-P.NAMES = tuple(P.probe_name(epi, X.engine_cfg(N, K, epi), p) for N, K, epi, _ in X.SHAPES for p in (2, 3, 5)) + X.NAMES
-
-
 def main():
-    X.measure(("gemv_probe26e_h200", "Per model shape, alone with PDL, weights rotated past L2: the engine's v26 build, its DRY build, PROBE 2 (no "
-               "activation loads in the loop), PROBE 3 (no widening) and PROBE 5 (neither: the mmas and their accumulation alone); two "
-               "interleaved rounds, % of the read bandwidth of the same run.", "explore_gemv_probe26e.py"),
-              ("engine", "dry", "probe 2: math, no x loads", "probe 3: math, no widening", "probe 5: mma only"),
-              lambda gen, N, K, epi, nb: (lambda: G.time_engine(N, K, epi, gen),
-                                          lambda: P.time_build(gen, N, K, epi, X.dry_name(epi, X.engine_cfg(N, K, epi))),
-                                          *(lambda p=p: P.time_build(gen, N, K, epi, P.probe_name(epi, X.engine_cfg(N, K, epi), p)) for p in (2, 3, 5))),
-              P.NAMES, 33)
+    P.probe_run(("gemv_probe26e_h200", "Per model shape, alone with PDL, weights rotated past L2: the engine's v26 build, its DRY build, PROBE 2 (no "
+                "activation loads in the loop), PROBE 3 (no widening) and PROBE 5 (neither: the mmas and their accumulation alone); two "
+                "interleaved rounds, % of the read bandwidth of the same run.", "explore_gemv_probe26e.py"),
+                {2: "probe 2: math, no x loads", 3: "probe 3: math, no widening", 5: "probe 5: mma only"}, False, 33)
 
 
 if __name__ == "__main__":
