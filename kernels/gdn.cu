@@ -2156,3 +2156,279 @@ template __global__ void gdn_decode_v12<1, false, true>(const unsigned short*, c
 template __global__ void gdn_decode_v12<1, true, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 #endif
 #endif
+
+// ---- v15: a cluster of two full blocks per head: v10's prologue in each, half the state columns each, v12's exchange --
+// v12 put half a head on each of two SMs and lost on its prologue (256 threads doing v1's 512 threads' b/a and a
+// lane's 9 conv channels one after another), not on the split: its recurrence took 0.46 us, its exchange 0.16. v15 keeps
+// v1's 512 threads in each block of the pair, so every phase before the recurrence is v10's code on v10's threads:
+// b/a before the wait (x is the norm's, two launches back), its weights and x requested first and the state after them
+// (v10 queued 64 KiB of state ahead of them; v11, which waited until after b/a to ask for the state, got it late);
+// after the wait one conv channel a thread (q and k of the key head: 256, this block's 64 v channels), the l2norms in
+// warps 0..2M-1. Warp w then holds 4 state columns (v1 warp W = 8 rank + w / 2, its columns 4 (w & 1) .. + 3): 16
+// registers of state a lane, 32 KiB a block. The column sums are a transposed butterfly over 4 columns
+// (gdn_warp_sum4: qe_warp_sum's pairing); the gated norm's lane partial L = 16 rank + w (v1's lane L: the squares of
+// columns 4L..4L+3) goes to both blocks (st.shared + st.async on the peer's mbarrier, v12's exchange), the state
+// stores after the sends, then every warp normalises its own 4 outputs. Same operations on the same values as v3:
+// bit-identical by construction.
+__device__ __forceinline__ float gdn_warp_sum4(const float (&p)[4], int l) {   // lane l: the sum of column l >> 3
+  const bool b4 = l & 16, b3 = l & 8;
+  float a[2];
+#pragma unroll
+  for (int i = 0; i < 2; ++i) { const float keep = b4 ? p[2 + i] : p[i], send = b4 ? p[i] : p[2 + i]; a[i] = keep + __shfl_xor_sync(0xffffffffu, send, 16); }
+  const float keep = b3 ? a[1] : a[0], send = b3 ? a[0] : a[1];
+  float c = keep + __shfl_xor_sync(0xffffffffu, send, 8);
+  c += __shfl_xor_sync(0xffffffffu, c, 4);
+  c += __shfl_xor_sync(0xffffffffu, c, 2);
+  c += __shfl_xor_sync(0xffffffffu, c, 1);
+  return c;
+}
+template <bool BF16_STATE>   // 4 columns of the register image (base: the first one's), lane l: rows 4l..4l+3
+__device__ __forceinline__ void gdn_state_load4(float (&s)[4][4], const void* rec_state, size_t base, int l) {
+  if (!BF16_STATE) {
+    const float4* p = reinterpret_cast<const float4*>(static_cast<const float*>(rec_state) + base) + l;
+#pragma unroll
+    for (int c = 0; c < 4; ++c) { float4 t = p[c * 32]; s[c][0] = t.x; s[c][1] = t.y; s[c][2] = t.z; s[c][3] = t.w; }
+  } else {
+    const uint2* p = reinterpret_cast<const uint2*>(static_cast<const unsigned short*>(rec_state) + base) + l;
+#pragma unroll
+    for (int c = 0; c < 4; ++c) { uint2 t = p[c * 32]; s[c][0] = gdn_bf(t.x, 0); s[c][1] = gdn_bf(t.x, 1); s[c][2] = gdn_bf(t.y, 0); s[c][3] = gdn_bf(t.y, 1); }
+  }
+}
+template <bool BF16_STATE>
+__device__ __forceinline__ void gdn_state_store4(const float (&s)[4][4], void* rec_state, size_t base, int l) {
+  if (!BF16_STATE) {
+    float4* p = reinterpret_cast<float4*>(static_cast<float*>(rec_state) + base) + l;
+#pragma unroll
+    for (int c = 0; c < 4; ++c) p[c * 32] = make_float4(s[c][0], s[c][1], s[c][2], s[c][3]);
+  } else {
+    uint2* p = reinterpret_cast<uint2*>(static_cast<unsigned short*>(rec_state) + base) + l;
+#pragma unroll
+    for (int c = 0; c < 4; ++c)
+      p[c * 32] = make_uint2(qe_f32_to_bf16(s[c][0]) | ((unsigned)qe_f32_to_bf16(s[c][1]) << 16), qe_f32_to_bf16(s[c][2]) | ((unsigned)qe_f32_to_bf16(s[c][3]) << 16));
+  }
+}
+
+template <int M, bool BF16_STATE, bool PROBE>
+__global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(GDN_THREADS, 1) gdn_decode_v15(
+    const unsigned short* __restrict__ qkvz, const unsigned short* __restrict__ x,
+    const unsigned short* __restrict__ w_b, const unsigned short* __restrict__ w_a,
+    const unsigned short* __restrict__ conv_w, const float* __restrict__ A_log, const float* __restrict__ dt_bias,
+    const unsigned short* __restrict__ norm_w, unsigned short* __restrict__ conv_state, void* __restrict__ rec_state,
+    int layer, const int* __restrict__ ctl, unsigned short* __restrict__ out, float eps, int heads_active,
+    unsigned long long* __restrict__ probe)
+{
+  const int h = blockIdx.x >> 1, kh = h / 3, tid = threadIdx.x, w = tid >> 5, l = tid & 31;
+  const unsigned rank = gdn_cluster_rank(), peer = rank ^ 1u;
+  const int W = 8 * (int)rank + (w >> 1), c0 = 4 * (w & 1);      // v1 warp W, its columns c0..c0+3
+  const int col = 64 * (int)rank + 4 * w + (l >> 3);              // the core column of lane l's sums
+  const int L = 16 * (int)rank + w;                                // v1's lane whose norm partial this warp makes
+  if (h >= heads_active) return;                                   // both blocks of a head leave together
+  unsigned long long tc[GDN_NPROBE], tg[GDN_NPROBE];
+  GDN_MARK(0);
+  __shared__ __align__(16) float s_q[M][GDN_D];
+  __shared__ __align__(16) float s_k[M][GDN_D];
+  __shared__ float s_v[M][64], s_red[16][2 * M], s_beta[M], s_decay[M];
+  __shared__ __align__(16) float s_part[M][32];                   // the norm's 32 lane partials of each row
+  __shared__ __align__(8) unsigned long long s_bar;
+  const unsigned bar = qe_smem_u32(&s_bar);
+  if (tid == 0) {                                                  // 17 arrivals: this expect_tx and one per warp; 16 M partials from the peer
+    qe_mbar_init(bar, 17);
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    qe_mbar_expect_tx(bar, 16 * M * 4);
+  }
+  asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");   // my barrier is ready; waited on before the first send
+
+  // ---- 1. before the grid wait: b/a weights and x first, then the state, the conv window's ring and weights, gates
+  uint4 wb[GDN_NIT], wa[GDN_NIT];
+  gdn_ba_weights(wb, wa, w_b, w_a, h, tid);
+  constexpr bool XH = M <= 4;
+  uint4 xh[GDN_NIT][XH ? M : 1];
+  gdn_x_load<M, XH>(xh, x, tid);                                   // the norm's, two launches back
+  float s[4][4];
+  const size_t base = ((size_t)layer * GDN_HV + h) * (GDN_D * GDN_D) + (size_t)W * 1024 + (size_t)c0 * 128;
+  gdn_state_load4<BF16_STATE>(s, rec_state, base, l);
+  const bool conv_t = tid < 2 * GDN_D + 64;                       // q (0..127), k (128..255), this block's 64 v channels
+  const int part = tid < 2 * GDN_D ? tid >> 7 : 2, ci = tid < 2 * GDN_D ? (tid & 127) : 64 * (int)rank + tid - 2 * GDN_D;
+  const int ch = gdn_conv_channel(part, ci, h, kh);
+  unsigned short* ring = conv_state + (size_t)layer * GDN_RING * GDN_CONV + ch;
+  uint2 cwv = make_uint2(0u, 0u);
+  unsigned short rr[GDN_RING];
+  if (conv_t) gdn_ring_preload(cwv, rr, conv_w, ring, ch);
+  const float negA = -expf(A_log[h]), dtb = dt_bias[h];
+  const unsigned short nwc = norm_w[col];
+  const int p0 = ctl[0];                                           // the finish kernel's, a step back
+  GDN_MARK(1);
+
+  // ---- 2. still before the wait: b and a partial sums (v10's code), beta (warp 15), the decay (warp 14), the conv window
+  {
+    float pb[M], pa[M];
+#pragma unroll
+    for (int m = 0; m < M; ++m) pb[m] = pa[m] = 0.f;
+#pragma unroll
+    for (int it = 0; it < GDN_NIT; ++it) {
+      const int c8 = tid + it * GDN_THREADS;
+      if (c8 < GDN_CHUNKS) {
+        const unsigned wbv[4] = {wb[it].x, wb[it].y, wb[it].z, wb[it].w}, wav[4] = {wa[it].x, wa[it].y, wa[it].z, wa[it].w};
+#pragma unroll
+        for (int m = 0; m < M; ++m) {
+          const uint4 xv = XH ? xh[it][XH ? m : 0] : *reinterpret_cast<const uint4*>(x + (size_t)m * GDN_HIDDEN + c8 * 8);
+          const unsigned xw[4] = {xv.x, xv.y, xv.z, xv.w};
+#pragma unroll
+          for (int e = 0; e < 8; ++e) {
+            float xe = gdn_bf(xw[e >> 1], e & 1);
+            pb[m] = fmaf(xe, gdn_bf(wbv[e >> 1], e & 1), pb[m]);
+            pa[m] = fmaf(xe, gdn_bf(wav[e >> 1], e & 1), pa[m]);
+          }
+        }
+      }
+    }
+    gdn_ba_reduce<M>(pb, pa, s_red, w, l);
+  }
+  __syncthreads();                                                 // every warp's b/a partials in s_red
+  if (w == 15 && l < M) {
+    float b = 0.f;
+    for (int ww = 0; ww < 16; ++ww) b += s_red[ww][l];
+    b = qe_round_bf16(b);
+    s_beta[l] = qe_round_bf16(__fdiv_rn(1.f, __fadd_rn(1.f, expf(-b))));
+  }
+  if (w == 14 && l < M) {
+    float a = 0.f;
+    for (int ww = 0; ww < 16; ++ww) a += s_red[ww][M + l];
+    a = qe_round_bf16(a);
+    const float ap = __fadd_rn(a, dtb);
+    const float sp = ap > 20.f ? ap : log1pf(expf(ap));
+    s_decay[l] = expf(__fmul_rn(negA, sp));
+  }
+  const float4 tw = gdn_conv_taps(cwv);
+  float win[M + 3];
+  if (conv_t) {
+#pragma unroll
+    for (int j = 0; j < 3; ++j) {
+      const int slot = (p0 - 3 + j) & (GDN_RING - 1);
+      unsigned short v = rr[0];
+#pragma unroll
+      for (int q = 1; q < GDN_RING; ++q) v = slot == q ? rr[q] : v;
+      win[j] = qe_bf16_to_f32(v);
+    }
+  }
+  GDN_MARK(2);
+
+  // ---- 3. the grid wait; then the GEMV's output: this thread's conv input, lane l's z
+  qe_grid_wait();
+  qe_grid_launch_dependents();
+  GDN_MARK(3);
+  unsigned short in[M], zin[M];
+  if (conv_t) {
+#pragma unroll
+    for (int m = 0; m < M; ++m) in[m] = qkvz[(size_t)m * GDN_ROW + ch];
+  }
+#pragma unroll
+  for (int m = 0; m < M; ++m) zin[m] = qkvz[(size_t)m * GDN_ROW + GDN_CONV + h * GDN_D + col];
+
+  // ---- 4. conv + SiLU (v10's code; v channels into s_v by local index); SiLU(z) of lane l's column
+  if (conv_t) {
+#pragma unroll
+    for (int m = 0; m < M; ++m) win[3 + m] = qe_bf16_to_f32(in[m]);
+    if (part == 2) gdn_conv_silu<M>(tw, win, [&](int m, float v) { s_v[m][tid - 2 * GDN_D] = v; });
+    else {
+      float* dst = part == 0 ? &s_q[0][0] : &s_k[0][0];
+      gdn_conv_silu<M>(tw, win, [&](int m, float v) { dst[m * GDN_D + ci] = v; });
+    }
+    if (part == 2 || (h % 3 == 0 && rank == 0)) gdn_ring_write<M>(ring, in, p0);   // one writer per channel
+  }
+  float sz[M];
+#pragma unroll
+  for (int m = 0; m < M; ++m) sz[m] = gdn_silu_f32(qe_bf16_to_f32(zin[m]));
+  GDN_MARK(4);
+  __syncthreads();
+  GDN_MARK(5);
+
+  // ---- 5. l2norm (warps 0..2M-1, v3's code)
+  if (w < 2 * M) gdn_l2norm((w & 1) ? s_k[w >> 1] : s_q[w >> 1], !(w & 1), l);
+  GDN_MARK(6);
+  __syncthreads();
+  GDN_MARK(7);
+
+  // ---- 6. the recurrence on 4 columns, M steps; lane l keeps its column's bf16 core value of each row
+  float core[M];
+#pragma unroll
+  for (int m = 0; m < M; ++m) {
+    const float e = s_decay[m], beta = s_beta[m];
+    const float4 k4 = *reinterpret_cast<const float4*>(&s_k[m][4 * l]), q4 = *reinterpret_cast<const float4*>(&s_q[m][4 * l]);
+    const float k[4] = {k4.x, k4.y, k4.z, k4.w}, q[4] = {q4.x, q4.y, q4.z, q4.w};
+    float pk[4], po[4];
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+#pragma unroll
+      for (int r = 0; r < 4; ++r) { s[c][r] = __fmul_rn(s[c][r], e); pk[c] = r ? __fadd_rn(pk[c], __fmul_rn(s[c][r], k[r])) : __fmul_rn(s[c][r], k[r]); }
+    }
+    const float kvs = gdn_warp_sum4(pk, l);
+    const float dl = __fmul_rn(__fsub_rn(s_v[m][4 * w + (l >> 3)], kvs), beta);
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+      const float d = __shfl_sync(0xffffffffu, dl, 8 * c);
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        s[c][r] = __fadd_rn(s[c][r], __fmul_rn(k[r], d));
+        po[c] = r ? __fadd_rn(po[c], __fmul_rn(s[c][r], q[r])) : __fmul_rn(s[c][r], q[r]);
+      }
+      if (BF16_STATE) {
+#pragma unroll
+        for (int r = 0; r < 4; ++r) s[c][r] = qe_round_bf16(s[c][r]);
+      }
+    }
+    core[m] = qe_round_bf16(gdn_warp_sum4(po, l));
+  }
+  GDN_MARK(8);
+
+  // ---- 7. the norm's partial of this warp's 4 columns (lanes 0, 8, 16, 24 hold them) to both blocks
+  asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");   // the peer has started and set its barrier
+  const unsigned bar_peer = gdn_mapa(bar, peer);
+#pragma unroll
+  for (int m = 0; m < M; ++m) {
+    float v4[4];
+#pragma unroll
+    for (int c = 0; c < 4; ++c) v4[c] = __shfl_sync(0xffffffffu, core[m], 8 * c);
+    if (l == 0) {
+      const float ps = qe_sumsq(v4);
+      s_part[m][L] = ps;
+      gdn_st_async(gdn_mapa(qe_smem_u32(&s_part[m][L]), peer), ps, bar_peer);
+    }
+  }
+  __syncwarp();
+  if (l == 0) gdn_mbar_arrive(bar);                                // my warp's partials are in my s_part
+  GDN_MARK(9);
+
+  // ---- 8. the state stores, then the statistic (v7's: lane l's partial, the butterfly) and lane l's output
+  gdn_state_store4<BF16_STATE>(s, rec_state, base, l);
+  while (!gdn_mbar_try_wait_cluster(bar, 0)) {}
+#pragma unroll
+  for (int m = 0; m < M; ++m) {
+    float mean;
+    const float rinv = qe_rms_from_sum(qe_warp_sum(s_part[m][l]), 1.f / GDN_D, eps, mean);
+    if ((l & 7) == 0) out[(size_t)m * GDN_VD + h * GDN_D + col] = gdn_gated_apply_sz(core[m], rinv, nwc, sz[m]);
+  }
+  GDN_MARK(10);
+  if (PROBE) gdn_probe_write(probe, tc, tg, blockIdx.x, tid);
+}
+
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
+template __global__ void gdn_decode_v15<1, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<2, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<3, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<4, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<5, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<6, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<7, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<8, false, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<1, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<2, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<3, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<4, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<5, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<6, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<7, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<8, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<1, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<1, true, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+#endif

@@ -7,8 +7,9 @@ __all__ = ['RING', 'MAX_M', 'TOL_FACTOR', 'VARIANT', 'PROBE_WORDS', 'V13_PAD', '
            'rec_to_image', 'image_to_rec', 'state_from_reference', 'state_to_reference', 'gdn_emulated',
            'reference_core', 'gdn_params', 'layer_weights', 'conv_taps_reversed', 'key_permutation', 'permuted_copy',
            'unpermute_rec', 'drift', 'judge', 'warp_sum8_emulated', 'v5_partition', 'v5_matches_v1', 'v7_roles',
-           'v7_roles_ok', 'v9_partition', 'v9_matches_v1', 'gdn_exchange', 'gdn_decode', 'multistep_identity', 'timing',
-           'v2_identity', 'fla_peer', 'run_all', 'summary', 'bench_register', 'verdict_text']
+           'v7_roles_ok', 'v15_partition', 'v15_matches_v1', 'v9_partition', 'v9_matches_v1', 'gdn_exchange',
+           'gdn_decode', 'multistep_identity', 'timing', 'v2_identity', 'fla_peer', 'run_all', 'summary',
+           'bench_register', 'verdict_text']
 
 # %% ../nbs/08_gdn.ipynb #e3cde234
 import math
@@ -342,6 +343,46 @@ def v7_roles_ok(R: dict, M: int) -> bool:
             and sorted(r for d in R.values() for r in d["beta"]) == rows and sorted(r for d in R.values() for r in d["decay"]) == rows
             and all(d["store"] in ("after the norm", "in the last step", "after the barrier") for d in R.values()))
 
+# %% ../nbs/08_gdn.ipynb #e16d5e3a
+def v15_partition(head: int = 0, partial_of_warp: bool = True) -> dict:
+    """gdn_decode_v15's index arithmetic for value head `head`: {(rank, tid): dict(vthread, conv = (part, index) | None,
+    ring_write, W, cols = [(W, c)] (lane 0 only), core_col, partial = L (lane 0 only))}. `partial_of_warp=False` is the
+    negative control (the partial numbered by v1's warp W instead of 16 rank + w)."""
+    P = {}
+    for rank in range(2):
+        for tid in range(512):
+            w, l = tid >> 5, tid & 31
+            W, c0 = 8 * rank + (w >> 1), 4 * (w & 1)
+            conv = None
+            if tid < 2 * 128 + 64:
+                part = tid >> 7 if tid < 256 else 2
+                conv = (part, tid & 127 if tid < 256 else 64 * rank + tid - 256)
+            P[(rank, tid)] = dict(vthread=tid, conv=conv, ring_write=conv is not None and (conv[0] == 2 or (head % 3 == 0 and rank == 0)),
+                                  W=W, cols=[(W, c0 + c) for c in range(4)] if l == 0 else [], core_col=64 * rank + 4 * w + (l >> 3),
+                                  partial=(16 * rank + w if partial_of_warp else W) if l == 0 else None)
+    return P
+
+def v15_matches_v1(P: dict, head: int = 0) -> bool:
+    """Each block: v1's 512 b/a threads once, q/k channels once, its own 64 v channels once. Both: every column once,
+    v1 warp W's column c being column 8 W + c; each warp's 4 lanes' core columns (lanes 0, 8, 16, 24) in order are
+    4L..4L+3 of its partial L, and the partials 0..31 each once; ring writers once per channel over the 3 heads of key head 0."""
+    for rank in range(2):
+        B = [d for (r, _), d in P.items() if r == rank]
+        if sorted(d["vthread"] for d in B) != list(range(512)): return False
+        conv = sorted(d["conv"] for d in B if d["conv"])
+        if conv != sorted([(0, i) for i in range(128)] + [(1, i) for i in range(128)] + [(2, 64 * rank + i) for i in range(64)]): return False
+    if sorted(8 * W + c for d in P.values() for W, c in d["cols"]) != list(range(128)): return False
+    parts = []
+    for (rank, tid), d in P.items():
+        if d["partial"] is None: continue
+        lanes = [P[(rank, tid + 8 * c)]["core_col"] for c in range(4)]
+        if lanes != [4 * d["partial"] + c for c in range(4)] or [8 * W + c for W, c in d["cols"]] != lanes: return False
+        parts.append(d["partial"])
+    if sorted(parts) != list(range(32)): return False
+    qk = sorted(d["conv"] for h in range(3) for d in v15_partition(h).values() if d["ring_write"] and d["conv"][0] < 2)
+    v = sorted(d["conv"] for d in P.values() if d["ring_write"] and d["conv"][0] == 2)
+    return qk == sorted([(0, i) for i in range(128)] + [(1, i) for i in range(128)]) and v == [(2, i) for i in range(128)]
+
 # %% ../nbs/08_gdn.ipynb #23cea2e7
 def v9_partition(hidden: int = 5120, head: int = 0, doubled: bool = True) -> dict:
     """gdn_decode_v9's index arithmetic for value head `head`: {(half, tid): dict(vthreads = [(v1 thread, v1 warp, chunks)],
@@ -386,7 +427,7 @@ def v9_matches_v1(P: dict, hidden: int = 5120, head: int = 0) -> bool:
 
 # %% ../nbs/08_gdn.ipynb #234ee6bf
 VARIANT = 7        # the kernel the engine runs: bit-identical to v3 (so to v1); 6.36 us alone, 3.87 chained with PDL vs v3's 6.92 / 4.06, but M = 8 1.56 us/token vs v3's 1.42 (results/gdn_v7_h200.json)
-_SHAPES = {1: (1, 512), 2: (2, 256), 3: (1, 512), 4: (1, 512), 5: (2, 256), 6: (4, 128), 7: (1, 512), 8: (1, 512), 9: (2, 256), 10: (1, 512), 11: (1, 512), 12: (2, 256), 13: (2, 256), 14: (1, 512)}   # variant -> (blocks per head, threads per block)
+_SHAPES = {1: (1, 512), 2: (2, 256), 3: (1, 512), 4: (1, 512), 5: (2, 256), 6: (4, 128), 7: (1, 512), 8: (1, 512), 9: (2, 256), 10: (1, 512), 11: (1, 512), 12: (2, 256), 13: (2, 256), 14: (1, 512), 15: (2, 512)}   # variant -> (blocks per head, threads per block)
 PROBE_WORDS = 2 * 11 + 128   # gdn_decode_v3's probe buffer (uint64): 11 phase marks (clock64, globaltimer) + starts and ends of 64 blocks
 
 _NAMES = tuple(f"gdn_decode_v{v}<{M}, {b}>" for v in (1, 2) for M in range(1, MAX_M + 1) for b in ("false", "true"))
@@ -402,6 +443,7 @@ _NAMES10 = tuple(f"gdn_decode_v10<{M}, {b}, false, {lt}>" for lt in ("false", "t
 _NAMES12 = tuple(f"gdn_decode_v12<{M}, {b}, false>" for b in ("false", "true") for M in range(1, MAX_M + 1)) + tuple(f"gdn_decode_v12<1, {b}, true>" for b in ("false", "true"))
 _NAMES14 = tuple(f"gdn_decode_v7<{M}, {b}, true, false, false, true>" for b in ("false", "true") for M in range(1, MAX_M + 1)) \
          + tuple(f"gdn_decode_v7<1, {b}, true, true, false, true>" for b in ("false", "true"))   # variant 14: v7 with NOB2
+_NAMES15 = tuple(f"gdn_decode_v15<{M}, {b}, false>" for b in ("false", "true") for M in range(1, MAX_M + 1)) + tuple(f"gdn_decode_v15<1, {b}, true>" for b in ("false", "true"))
 V13_PAD = 120 * 1024   # variant 13: v12 launched with this much dynamic shared memory (unused), so one block per SM
 XCHG_WORDS = 8 * 16 + 1   # gdn_decode_v9's exchange words per (layer, head, half): 8 rows x 16 tagged partials, the epoch
 _XCHG = {}
@@ -428,7 +470,8 @@ def _kernel(M: int, bf16_state: bool, variant: int, shape=(48, 16, 5120), probe=
     (gdn_decode_v9, two blocks per head without a cluster) a fifth, of 18; variant 10 (gdn_decode_v10: v7 with b, a and the
     gates before the grid wait; 11 the same with the state loaded after b and a) a sixth, of 36; variants 12 and 13
     (gdn_decode_v12, a cluster of two blocks per head; 13 launched one block per SM) a seventh, of 18; variant 14
-    (v7's NOB2 build: v7 without its second barrier) an eighth, of 18."""
+    (v7's NOB2 build: v7 without its second barrier) an eighth, of 18; variant 15 (gdn_decode_v15, a cluster of two
+    512-thread blocks per head) a ninth, of 18."""
     from qwen_engine.runtime import get_kernel, NVRTC_OPTIONS
     opts = NVRTC_OPTIONS if shape == (48, 16, 5120) else NVRTC_OPTIONS + tuple(f"-DQE_GDN_{k}={v}" for k, v in zip(("HV", "H", "HIDDEN"), shape))
     b = "true" if bf16_state else "false"
@@ -446,6 +489,8 @@ def _kernel(M: int, bf16_state: bool, variant: int, shape=(48, 16, 5120), probe=
         k = get_kernel("gdn", f"gdn_decode_v12<{M}, {b}, {pr}>", opts + ("-DQE_GDN_NO_V12", "-DQE_GDN_NO_V3", "-DQE_GDN_NO_V5", "-DQE_GDN_NO_V7", "-DQE_GDN_NO_V9"), together=_NAMES12)
         if variant == 13 and k.max_dynamic_shared_size_bytes < V13_PAD: k.max_dynamic_shared_size_bytes = V13_PAD
         return k
+    if variant == 15:
+        return get_kernel("gdn", f"gdn_decode_v15<{M}, {b}, {pr}>", opts + ("-DQE_GDN_NO_V12", "-DQE_GDN_NO_V3", "-DQE_GDN_NO_V5", "-DQE_GDN_NO_V7", "-DQE_GDN_NO_V9"), together=_NAMES15)
     if variant == 14:
         return get_kernel("gdn", f"gdn_decode_v7<{M}, {b}, true, {pr}, false, true>", opts + ("-DQE_GDN_NO_V12", "-DQE_GDN_NO_V3", "-DQE_GDN_NO_V5", "-DQE_GDN_NO_V9"), together=_NAMES14)
     if variant == 9:
@@ -465,7 +510,8 @@ def gdn_decode(qkvz, x, w_b, w_a, conv_w, A_log, dt_bias, norm_w, conv_state, re
     per head, no cluster; `xchg` = gdn_exchange(...) for the layer count of rec_state, made once if None), v10 (v7 with b, a
     and the gates before the grid wait: x must be complete when the kernel starts, as in the step), v11 (v10 with the
     state loaded after b and a), v12 (a cluster of two blocks per head, the norm's partials by remote stores; x must be
-    complete when the kernel starts), v13 (v12, one block per SM) or v14 (v7 without its second barrier); `heads` < 48
+    complete when the kernel starts), v13 (v12, one block per SM), v14 (v7 without its second barrier) or v15 (a cluster
+    of two 512-thread blocks per head, v10's prologue in each; x must be complete when the kernel starts); `heads` < 48
     is for the cost-split measurement only. v3, v5 and v7 only: `probe` (uint64 [PROBE_WORDS] on the device, M = 1) runs the timestamp build;
     `pdl=True` launches it as a programmatic dependent launch (needs runtime.launch's `pdl`)."""
     import numpy as np

@@ -358,3 +358,30 @@ def test_v14_forms_the_l2norm_with_gdn_l2norms_operations():
     assert "const float sc = 11.3137084989847604f;" in l2 and "const float sc = 11.3137084989847604f;" in v7
     nob2 = v7[v7.index("if constexpr (NOB2) {\n    extern __shared__"):v7.index("  } else {", v7.index("if constexpr (NOB2) {\n    extern __shared__"))]
     assert "__syncthreads" not in nob2                                    # the NOB2 phase has no barrier; v7's branch keeps its second
+
+# ---- v15: a cluster of two 512-thread blocks per head; bit-identity rests on its partition and its 4-column sums
+from qwen_engine.gdn import v15_partition, v15_matches_v1
+
+@pytest.mark.parametrize("head", (0, 1, 2))
+def test_v15_partition_is_v1s(head):
+    assert v15_matches_v1(v15_partition(head), head)
+
+def test_v15_partition_negative_control():
+    "The norm partial numbered by v1's warp instead of 16 rank + w: columns no longer match their partial."
+    assert not v15_matches_v1(v15_partition(partial_of_warp=False))
+
+@pytest.mark.parametrize("seed", range(4))
+def test_transposed_sum4_equals_the_butterfly_bit_for_bit(seed):
+    "gdn_warp_sum4: exchange steps 16 and 8 over 4 columns; lane l ends with column l >> 3, summed as qe_warp_sum sums it."
+    p = torch.randn(32, 4, generator=torch.Generator().manual_seed(seed)) * torch.logspace(-3, 3, 32)[:, None]
+    c, col = warp_sum8_emulated(p, order=(16, 8))
+    assert torch.equal(col, torch.arange(32) >> 3)
+    assert torch.equal(c, torch.stack([_butterfly(p[:, j], 0) for j in range(4)])[col])
+    cx, colx = warp_sum8_emulated(p, order=(1, 2))                      # negative control: the other step order
+    assert not torch.equal(cx, torch.stack([_butterfly(p[:, j], 0) for j in range(4)])[colx])
+
+def test_v15_launcher_names_are_instantiated():
+    from qwen_engine import gdn
+    assert gdn._SHAPES[15] == (2, 512) and len(gdn._NAMES15) == 18
+    src = open(gdn.__file__.replace("qwen_engine/gdn.py", "kernels/gdn.cu")).read()
+    for n in gdn._NAMES15: assert f"template __global__ void {n}(" in src, n
