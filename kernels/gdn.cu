@@ -2170,6 +2170,9 @@ template __global__ void gdn_decode_v12<1, true, true>(const unsigned short*, co
 // columns 4L..4L+3) goes to both blocks (st.shared + st.async on the peer's mbarrier, v12's exchange), the state
 // stores after the sends, then every warp normalises its own 4 outputs. Same operations on the same values as v3:
 // bit-identical by construction.
+// MINB (variant 16: 2): __launch_bounds__'s blocks an SM, so that the next launch's pair can start beside this one (96 SMs
+// a launch leave 36 free; v15 measured its pre-wait work with no window to hide in). R3 (variants 16, 17): the conv
+// window's 3 ring slots loaded after ctl (a dependent load before the wait) instead of all 16 slots: 16 registers fewer.
 __device__ __forceinline__ float gdn_warp_sum4(const float (&p)[4], int l) {   // lane l: the sum of column l >> 3
   const bool b4 = l & 16, b3 = l & 8;
   float a[2];
@@ -2208,8 +2211,8 @@ __device__ __forceinline__ void gdn_state_store4(const float (&s)[4][4], void* r
   }
 }
 
-template <int M, bool BF16_STATE, bool PROBE>
-__global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(GDN_THREADS, 1) gdn_decode_v15(
+template <int M, bool BF16_STATE, bool PROBE, int MINB = 1, bool R3 = false>
+__global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(GDN_THREADS, MINB) gdn_decode_v15(
     const unsigned short* __restrict__ qkvz, const unsigned short* __restrict__ x,
     const unsigned short* __restrict__ w_b, const unsigned short* __restrict__ w_a,
     const unsigned short* __restrict__ conv_w, const float* __restrict__ A_log, const float* __restrict__ dt_bias,
@@ -2252,11 +2255,19 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(GDN_THREADS, 1) gdn_
   const int ch = gdn_conv_channel(part, ci, h, kh);
   unsigned short* ring = conv_state + (size_t)layer * GDN_RING * GDN_CONV + ch;
   uint2 cwv = make_uint2(0u, 0u);
-  unsigned short rr[GDN_RING];
-  if (conv_t) gdn_ring_preload(cwv, rr, conv_w, ring, ch);
+  unsigned short rr[R3 ? 1 : GDN_RING];
+  if (conv_t) {
+    if constexpr (R3) cwv = *reinterpret_cast<const uint2*>(conv_w + (size_t)ch * 4);
+    else gdn_ring_preload(cwv, rr, conv_w, ring, ch);
+  }
   const float negA = -expf(A_log[h]), dtb = dt_bias[h];
   const unsigned short nwc = norm_w[col];
   const int p0 = ctl[0];                                           // the finish kernel's, a step back
+  float win[M + 3];
+  if constexpr (R3) if (conv_t) {
+#pragma unroll
+    for (int j = 0; j < 3; ++j) win[j] = qe_bf16_to_f32(ring[((p0 - 3 + j) & (GDN_RING - 1)) * GDN_CONV]);
+  }
   GDN_MARK(1);
 
   // ---- 2. still before the wait: b and a partial sums (v10's code), beta (warp 15), the decay (warp 14), the conv window
@@ -2300,8 +2311,7 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(GDN_THREADS, 1) gdn_
     s_decay[l] = expf(__fmul_rn(negA, sp));
   }
   const float4 tw = gdn_conv_taps(cwv);
-  float win[M + 3];
-  if (conv_t) {
+  if constexpr (!R3) if (conv_t) {
 #pragma unroll
     for (int j = 0; j < 3; ++j) {
       const int slot = (p0 - 3 + j) & (GDN_RING - 1);
@@ -2431,4 +2441,40 @@ template __global__ void gdn_decode_v15<7, true, false>(const unsigned short*, c
 template __global__ void gdn_decode_v15<8, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 template __global__ void gdn_decode_v15<1, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 template __global__ void gdn_decode_v15<1, true, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<1, false, false, 2, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<2, false, false, 2, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<3, false, false, 2, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<4, false, false, 2, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<5, false, false, 2, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<6, false, false, 2, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<7, false, false, 2, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<8, false, false, 2, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<1, true, false, 2, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<2, true, false, 2, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<3, true, false, 2, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<4, true, false, 2, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<5, true, false, 2, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<6, true, false, 2, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<7, true, false, 2, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<8, true, false, 2, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<1, false, false, 1, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<2, false, false, 1, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<3, false, false, 1, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<4, false, false, 1, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<5, false, false, 1, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<6, false, false, 1, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<7, false, false, 1, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<8, false, false, 1, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<1, true, false, 1, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<2, true, false, 1, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<3, true, false, 1, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<4, true, false, 1, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<5, true, false, 1, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<6, true, false, 1, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<7, true, false, 1, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<8, true, false, 1, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<1, false, true, 2, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<1, true, true, 2, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<1, false, true, 1, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<1, true, true, 1, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 #endif

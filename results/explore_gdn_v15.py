@@ -7,8 +7,11 @@
 # 1. v15's identity with v3, plain and PDL; its probe build's identity with v1 over 16 calls.
 # 2. gdn.timing for v7 and v15; chained PDL graphs of 48 launches at M = 1 and 8, v7, v10 and v15 interleaved, three rounds.
 # 3. the phase probe of block 0 under PDL (v7, v15); [qkv|z GEMV, GDN] x 48 pairs with v7 and v15.
-# 4. if v15 is identical: the decode step (27B shape, synthetic, PDL graph) with gdn.VARIANT = 7 and 15, greedy tokens
+# 4. the decode step (27B shape, synthetic, PDL graph) with gdn.VARIANT = 7 and each identical variant, greedy tokens
 #    equal, ms a token at 1K and 32K interleaved three times (explore_util.step_plans -> gdn_v15_step_h200.json).
+# Variants 16 and 17 (v15 with the conv window's 3 ring slots loaded after ctl; 16 under __launch_bounds__(512, 2), 64
+# registers, so two blocks an SM and the next launch's pairs start beside this one's) were added after the first run
+# (6509860: v15 alone); the record is the second run's, all four.
 # Writes OUT_DIR/gdn_v15_h200.json; prints a short table last.
 import os, sys, time
 import torch
@@ -26,12 +29,15 @@ PHASES15 = ["issue pre-wait loads (b/a weights, x, 32 KiB of state, conv_w, 16 r
             "state stores; wait for the 32 partials; gated norm + out"]
 data = dict(has_pdl=E.HAS_PDL, reference_variant=3, engine_variant=G.VARIANT)
 WHAT = ("gdn_decode_v15 (a cluster of two 512-thread blocks per head, v10's prologue in each, 4 state columns a warp, the norm's "
-        "partials by st.async) vs v7 and v10: bit-identity to v3, graph timings, chained PDL graphs (interleaved), the probe, "
+        "partials by st.async) and its builds v16 (two blocks an SM, 3 ring slots after ctl) and v17 (3 ring slots) vs v7 and v10: bit-identity to v3, graph timings, chained PDL graphs (interleaved), the probe, "
         "GEMV+GDN pairs.")
 
 
+NEW = (15, 16, 17)
+
+
 def probe(v, pdl=False):
-    E.PHASES = PHASES15 if v == 15 else X.PHASES10 if v in (10, 11) else V7.PHASES7
+    E.PHASES = PHASES15 if v in NEW else X.PHASES10 if v in (10, 11) else V7.PHASES7
     return E.probe_run(v, pdl)
 
 
@@ -45,15 +51,16 @@ def main():
     if not torch.cuda.is_available(): sys.exit("explore_gdn_v15.py: needs a GPU; the CPU checks are tests/test_gdn.py")
     torch.cuda.init()
     data["bandwidth_tbps"] = E.safe("bandwidth", lambda: __import__("qwen_engine.gemv", fromlist=["bandwidth_now"]).bandwidth_now()) or 4.55
-    cands = {"v15": dict(variant=15), **({"v15+pdl": dict(variant=15, pdl=True)} if E.HAS_PDL else {})}
+    cands = {}
+    for v in NEW: cands.update({f"v{v}": dict(variant=v), **({f"v{v}+pdl": dict(variant=v, pdl=True)} if E.HAS_PDL else {})})
     data["identity"] = E.safe("identity", lambda: V7.identity(CANDS=cands))
-    data["probe_identity"] = E.safe("probe identity", lambda: E.probe_identity(variants=(15,)))
+    data["probe_identity"] = E.safe("probe identity", lambda: E.probe_identity(variants=NEW))
     ok = [n for n in cands if E.passed(data["identity"], n)]
     data["passed"] = ok
     print("passed:", ok, f"({time.time() - T0:.0f} s)", flush=True)
-    data["timing"] = {f"v{v}": E.safe(f"timing v{v}", lambda: G.timing(CFG, data["bandwidth_tbps"], variant=v)) for v in (7, 15) if v == 7 or "v15" in ok}
+    data["timing"] = {f"v{v}": E.safe(f"timing v{v}", lambda: G.timing(CFG, data["bandwidth_tbps"], variant=v)) for v in (7,) + NEW if v == 7 or f"v{v}" in ok}
     data["timing_pdl"] = []
-    runs = [7, 10] + ([15] if "v15+pdl" in ok else [])
+    runs = [7, 10] + [v for v in NEW if f"v{v}+pdl" in ok]
     if E.HAS_PDL:
         for rnd in range(3):
             for v in runs:
@@ -62,18 +69,20 @@ def main():
                     data["timing_pdl"].append(dict(variant=v, M=M, round=rnd, us=us, us_per_token=us and us / M))
     print(f"timing done ({time.time() - T0:.0f} s)", flush=True)
     record()
-    pi = (data["probe_identity"] or {}).get("v15_probe_float32", {})
-    data["probe"] = [E.safe(f"probe v{v} pdl", lambda: probe(v, True)) for v in runs if v != 15 or pi.get("identical") == 16]
+    pi = data["probe_identity"] or {}
+    data["probe"] = [E.safe(f"probe v{v} pdl", lambda: probe(v, True)) for v in runs if v not in NEW or pi.get(f"v{v}_probe_float32", {}).get("identical") == 16]
     record()
-    if E.HAS_PDL and 15 in runs: data["pairs"] = E.safe("gemv+gdn pairs", lambda: E.pairs([7, 15]))
+    news = [v for v in runs if v in NEW]
+    if E.HAS_PDL and news: data["pairs"] = E.safe("gemv+gdn pairs", lambda: E.pairs([7] + news))
     record()
     X.print_summary(data, runs, T0)
-    if 15 in runs:
+    if news:
         def apply(step, v): G.VARIANT = v
         explore_util.step_plans(OUT, "gdn_v15_step_h200",
-                                "The decode step (27B shape, synthetic, PDL graph) with GDN v7 (the engine's) and v15 (a cluster of two 512-thread "
-                                "blocks per head): ms per token at 1K and 32K, interleaved, three times; greedy tokens equal to v7's.",
-                                "explore_gdn_v15.py", {"v7": 7, "v15": 15}, apply)
+                                "The decode step (27B shape, synthetic, PDL graph) with GDN v7 (the engine's), v15 (a cluster of two 512-thread "
+                                "blocks per head), v16 (v15 at two blocks an SM, the ring's 3 slots after ctl) and v17 (v15 with those 3 slots): "
+                                "ms per token at 1K and 32K, interleaved, three times; greedy tokens equal to v7's.",
+                                "explore_gdn_v15.py", {"v7": 7, **{f"v{v}": v for v in news}}, apply)
         G.VARIANT = 7
 
 
