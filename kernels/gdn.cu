@@ -2173,6 +2173,8 @@ template __global__ void gdn_decode_v12<1, true, true>(const unsigned short*, co
 // MINB (variant 16: 2): __launch_bounds__'s blocks an SM, so that the next launch's pair can start beside this one (96 SMs
 // a launch leave 36 free; v15 measured its pre-wait work with no window to hide in). R3 (variants 16, 17): the conv
 // window's 3 ring slots loaded after ctl (a dependent load before the wait) instead of all 16 slots: 16 registers fewer.
+// LATE (variants 18, 19): the state and the ring slots asked for after the b/a barrier (v11's move), so that b and a,
+// the only work before the wait, queue behind nothing; the window picked from the slots after the wait.
 __device__ __forceinline__ float gdn_warp_sum4(const float (&p)[4], int l) {   // lane l: the sum of column l >> 3
   const bool b4 = l & 16, b3 = l & 8;
   float a[2];
@@ -2211,7 +2213,7 @@ __device__ __forceinline__ void gdn_state_store4(const float (&s)[4][4], void* r
   }
 }
 
-template <int M, bool BF16_STATE, bool PROBE, int MINB = 1, bool R3 = false>
+template <int M, bool BF16_STATE, bool PROBE, int MINB = 1, bool R3 = false, bool LATE = false>
 __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(GDN_THREADS, MINB) gdn_decode_v15(
     const unsigned short* __restrict__ qkvz, const unsigned short* __restrict__ x,
     const unsigned short* __restrict__ w_b, const unsigned short* __restrict__ w_a,
@@ -2249,7 +2251,7 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(GDN_THREADS, MINB) g
   gdn_x_load<M, XH>(xh, x, tid);                                   // the norm's, two launches back
   float s[4][4];
   const size_t base = ((size_t)layer * GDN_HV + h) * (GDN_D * GDN_D) + (size_t)W * 1024 + (size_t)c0 * 128;
-  gdn_state_load4<BF16_STATE>(s, rec_state, base, l);
+  if constexpr (!LATE) gdn_state_load4<BF16_STATE>(s, rec_state, base, l);
   const bool conv_t = tid < 2 * GDN_D + 64;                       // q (0..127), k (128..255), this block's 64 v channels
   const int part = tid < 2 * GDN_D ? tid >> 7 : 2, ci = tid < 2 * GDN_D ? (tid & 127) : 64 * (int)rank + tid - 2 * GDN_D;
   const int ch = gdn_conv_channel(part, ci, h, kh);
@@ -2257,7 +2259,7 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(GDN_THREADS, MINB) g
   uint2 cwv = make_uint2(0u, 0u);
   unsigned short rr[R3 ? 1 : GDN_RING];
   if (conv_t) {
-    if constexpr (R3) cwv = *reinterpret_cast<const uint2*>(conv_w + (size_t)ch * 4);
+    if constexpr (R3 || LATE) cwv = *reinterpret_cast<const uint2*>(conv_w + (size_t)ch * 4);
     else gdn_ring_preload(cwv, rr, conv_w, ring, ch);
   }
   const float negA = -expf(A_log[h]), dtb = dt_bias[h];
@@ -2296,6 +2298,13 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(GDN_THREADS, MINB) g
     gdn_ba_reduce<M>(pb, pa, s_red, w, l);
   }
   __syncthreads();                                                 // every warp's b/a partials in s_red
+  if constexpr (LATE) {                                            // (after a barrier: ptxas cannot move these loads above it)
+    gdn_state_load4<BF16_STATE>(s, rec_state, base, l);
+    if (conv_t) {
+#pragma unroll
+      for (int j = 0; j < GDN_RING; ++j) rr[j] = ring[j * GDN_CONV];
+    }
+  }
   if (w == 15 && l < M) {
     float b = 0.f;
     for (int ww = 0; ww < 16; ++ww) b += s_red[ww][l];
@@ -2311,7 +2320,17 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(GDN_THREADS, MINB) g
     s_decay[l] = expf(__fmul_rn(negA, sp));
   }
   const float4 tw = gdn_conv_taps(cwv);
-  if constexpr (!R3) if (conv_t) {
+  auto pick_window = [&]() {
+#pragma unroll
+    for (int j = 0; j < 3; ++j) {
+      const int slot = (p0 - 3 + j) & (GDN_RING - 1);
+      unsigned short v = rr[0];
+#pragma unroll
+      for (int q = 1; q < GDN_RING; ++q) v = slot == q ? rr[q] : v;
+      win[j] = qe_bf16_to_f32(v);
+    }
+  };
+  if constexpr (!R3 && !LATE) if (conv_t) {
 #pragma unroll
     for (int j = 0; j < 3; ++j) {
       const int slot = (p0 - 3 + j) & (GDN_RING - 1);
@@ -2337,6 +2356,7 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(GDN_THREADS, MINB) g
 
   // ---- 4. conv + SiLU (v10's code; v channels into s_v by local index); SiLU(z) of lane l's column
   if (conv_t) {
+    if constexpr (LATE) pick_window();
 #pragma unroll
     for (int m = 0; m < M; ++m) win[3 + m] = qe_bf16_to_f32(in[m]);
     if (part == 2) gdn_conv_silu<M>(tw, win, [&](int m, float v) { s_v[m][tid - 2 * GDN_D] = v; });
@@ -2477,4 +2497,40 @@ template __global__ void gdn_decode_v15<1, false, true, 2, true>(const unsigned 
 template __global__ void gdn_decode_v15<1, true, true, 2, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 template __global__ void gdn_decode_v15<1, false, true, 1, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 template __global__ void gdn_decode_v15<1, true, true, 1, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<1, false, false, 1, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<2, false, false, 1, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<3, false, false, 1, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<4, false, false, 1, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<5, false, false, 1, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<6, false, false, 1, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<7, false, false, 1, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<8, false, false, 1, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<1, true, false, 1, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<2, true, false, 1, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<3, true, false, 1, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<4, true, false, 1, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<5, true, false, 1, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<6, true, false, 1, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<7, true, false, 1, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<8, true, false, 1, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<1, false, false, 2, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<2, false, false, 2, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<3, false, false, 2, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<4, false, false, 2, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<5, false, false, 2, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<6, false, false, 2, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<7, false, false, 2, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<8, false, false, 2, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<1, true, false, 2, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<2, true, false, 2, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<3, true, false, 2, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<4, true, false, 2, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<5, true, false, 2, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<6, true, false, 2, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<7, true, false, 2, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<8, true, false, 2, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<1, false, true, 1, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<1, true, true, 1, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<1, false, true, 2, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<1, true, true, 2, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 #endif
