@@ -2439,7 +2439,11 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(GDN_THREADS, MINB) g
     if ((l & 7) == 0) out[(size_t)m * GDN_VD + h * GDN_D + col] = gdn_gated_apply_sz(core[m], rinv, nwc, sz[m]);
   }
   GDN_MARK(10);
-  if (PROBE) gdn_probe_write(probe, tc, tg, blockIdx.x, tid);
+  if (PROBE) {                                                     // block 0's phases; each cluster's rank-0 start and end, and
+    const int c = blockIdx.x >> 1;                                 // (v15's buffer: PROBE_WORDS + 64) the return of its grid wait
+    gdn_probe_write(probe, tc, tg, rank == 0 ? c : 1 << 20, tid);
+    if (rank == 0 && tid == 0 && c < 64) probe[2 * GDN_NPROBE + 128 + c] = tg[3];
+  }
 }
 
 #ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)

@@ -82,7 +82,7 @@ def probe_identity(T=16, seed=11, variants=(3, 4)):
     P = G.gdn_params(G.layer_weights(CFG, seed, DEV), "L.")
     gen = torch.Generator(device=DEV).manual_seed(seed)
     res = {}
-    probe = torch.zeros(G.PROBE_WORDS, dtype=torch.int64, device=DEV)
+    probe = torch.zeros(G.PROBE_WORDS15, dtype=torch.int64, device=DEV)
     for v in variants:
         for sd in (torch.float32, torch.bfloat16):
             conv, rec = G.gdn_state(CFG, 1, DEV, sd)
@@ -134,7 +134,7 @@ def clock_khz():
 def probe_run(variant, pdl=False, n=48):
     "The probe build in a graph of n launches (layers rotated), one probe row per launch; per-phase medians of block 0."
     S = shared_layers(n)
-    pr = torch.zeros(n, G.PROBE_WORDS, dtype=torch.int64, device=DEV)
+    pr = torch.zeros(n, G.PROBE_WORDS15, dtype=torch.int64, device=DEV)
     kw = dict(pdl=True) if pdl else {}
     f = lambda i: G.gdn_decode(S["qkvz"], S["x"], **S["P"][i % n], conv_state=S["conv"], rec_state=S["rec"], layer=i % n,
                                ctl=S["ctl"], cfg=CFG, out=S["out"], variant=variant, probe=pr[i], **kw)
