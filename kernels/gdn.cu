@@ -2175,6 +2175,9 @@ template __global__ void gdn_decode_v12<1, true, true>(const unsigned short*, co
 // window's 3 ring slots loaded after ctl (a dependent load before the wait) instead of all 16 slots: 16 registers fewer.
 // LATE (variants 18, 19): the state and the ring slots asked for after the b/a barrier (v11's move), so that b and a,
 // the only work before the wait, queue behind nothing; the window picked from the slots after the wait.
+// BAS (variants 20, 21): b and a split over the pair: block rank r runs v1's threads 256 r .. 256 r + 255 (its warps
+// 8 r .. 8 r + 7) in its threads 0..255 and sends the 8 warp sums of b and a to the peer's s_red (st.async on a second
+// mbarrier), so each block reads half the b/a weights and does half the FMAs; the gates read all 16 after that barrier.
 __device__ __forceinline__ float gdn_warp_sum4(const float (&p)[4], int l) {   // lane l: the sum of column l >> 3
   const bool b4 = l & 16, b3 = l & 8;
   float a[2];
@@ -2213,7 +2216,7 @@ __device__ __forceinline__ void gdn_state_store4(const float (&s)[4][4], void* r
   }
 }
 
-template <int M, bool BF16_STATE, bool PROBE, int MINB = 1, bool R3 = false, bool LATE = false>
+template <int M, bool BF16_STATE, bool PROBE, int MINB = 1, bool R3 = false, bool LATE = false, bool BAS = false>
 __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(GDN_THREADS, MINB) gdn_decode_v15(
     const unsigned short* __restrict__ qkvz, const unsigned short* __restrict__ x,
     const unsigned short* __restrict__ w_b, const unsigned short* __restrict__ w_a,
@@ -2234,21 +2237,27 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(GDN_THREADS, MINB) g
   __shared__ __align__(16) float s_k[M][GDN_D];
   __shared__ float s_v[M][64], s_red[16][2 * M], s_beta[M], s_decay[M];
   __shared__ __align__(16) float s_part[M][32];                   // the norm's 32 lane partials of each row
-  __shared__ __align__(8) unsigned long long s_bar;
-  const unsigned bar = qe_smem_u32(&s_bar);
+  __shared__ __align__(8) unsigned long long s_bar, s_bar_ba;
+  const unsigned bar = qe_smem_u32(&s_bar), bar_ba = qe_smem_u32(&s_bar_ba);
   if (tid == 0) {                                                  // 17 arrivals: this expect_tx and one per warp; 16 M partials from the peer
     qe_mbar_init(bar, 17);
+    if (BAS) qe_mbar_init(bar_ba, 1);                              // BAS: one arrival (this expect_tx); the peer's 8 x 2M warp sums
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     qe_mbar_expect_tx(bar, 16 * M * 4);
+    if (BAS) qe_mbar_expect_tx(bar_ba, 8 * 2 * M * 4);
   }
   asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");   // my barrier is ready; waited on before the first send
 
   // ---- 1. before the grid wait: b/a weights and x first, then the state, the conv window's ring and weights, gates
+  const int tv = BAS ? 256 * (int)rank + (tid & 255) : tid;       // the v1 thread whose b/a chunks this thread sums
+  const bool ba_t = !BAS || tid < 256;
   uint4 wb[GDN_NIT], wa[GDN_NIT];
-  gdn_ba_weights(wb, wa, w_b, w_a, h, tid);
   constexpr bool XH = M <= 4;
   uint4 xh[GDN_NIT][XH ? M : 1];
-  gdn_x_load<M, XH>(xh, x, tid);                                   // the norm's, two launches back
+  if (ba_t) {
+    gdn_ba_weights(wb, wa, w_b, w_a, h, tv);
+    gdn_x_load<M, XH>(xh, x, tv);                                  // the norm's, two launches back
+  }
   float s[4][4];
   const size_t base = ((size_t)layer * GDN_HV + h) * (GDN_D * GDN_D) + (size_t)W * 1024 + (size_t)c0 * 128;
   if constexpr (!LATE) gdn_state_load4<BF16_STATE>(s, rec_state, base, l);
@@ -2273,13 +2282,13 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(GDN_THREADS, MINB) g
   GDN_MARK(1);
 
   // ---- 2. still before the wait: b and a partial sums (v10's code), beta (warp 15), the decay (warp 14), the conv window
-  {
+  if (ba_t) {
     float pb[M], pa[M];
 #pragma unroll
     for (int m = 0; m < M; ++m) pb[m] = pa[m] = 0.f;
 #pragma unroll
     for (int it = 0; it < GDN_NIT; ++it) {
-      const int c8 = tid + it * GDN_THREADS;
+      const int c8 = tv + it * GDN_THREADS;
       if (c8 < GDN_CHUNKS) {
         const unsigned wbv[4] = {wb[it].x, wb[it].y, wb[it].z, wb[it].w}, wav[4] = {wa[it].x, wa[it].y, wa[it].z, wa[it].w};
 #pragma unroll
@@ -2295,9 +2304,17 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(GDN_THREADS, MINB) g
         }
       }
     }
-    gdn_ba_reduce<M>(pb, pa, s_red, w, l);
+    gdn_ba_reduce<M>(pb, pa, s_red, tv >> 5, l);
   }
-  __syncthreads();                                                 // every warp's b/a partials in s_red
+  if constexpr (BAS) {                                             // my 8 warps' sums to the peer
+    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");   // the peer has started and set its barriers
+    if (ba_t && l == 0) {
+      const unsigned pbar = gdn_mapa(bar_ba, peer);
+#pragma unroll
+      for (int i = 0; i < 2 * M; ++i) gdn_st_async(gdn_mapa(qe_smem_u32(&s_red[tv >> 5][i]), peer), s_red[tv >> 5][i], pbar);
+    }
+  }
+  __syncthreads();                                                 // every warp's b/a partials in s_red (BAS: mine)
   if constexpr (LATE) {                                            // (after a barrier: ptxas cannot move these loads above it)
     gdn_state_load4<BF16_STATE>(s, rec_state, base, l);
     if (conv_t) {
@@ -2305,6 +2322,7 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(GDN_THREADS, MINB) g
       for (int j = 0; j < GDN_RING; ++j) rr[j] = ring[j * GDN_CONV];
     }
   }
+  if (BAS && w >= 14) { while (!gdn_mbar_try_wait_cluster(bar_ba, 0)) {} }   // the peer's 8 warps' sums
   if (w == 15 && l < M) {
     float b = 0.f;
     for (int ww = 0; ww < 16; ++ww) b += s_red[ww][l];
@@ -2412,7 +2430,7 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(GDN_THREADS, MINB) g
   GDN_MARK(8);
 
   // ---- 7. the norm's partial of this warp's 4 columns (lanes 0, 8, 16, 24 hold them) to both blocks
-  asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");   // the peer has started and set its barrier
+  if constexpr (!BAS) asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");   // the peer has started and set its barrier
   const unsigned bar_peer = gdn_mapa(bar, peer);
 #pragma unroll
   for (int m = 0; m < M; ++m) {
@@ -2537,4 +2555,40 @@ template __global__ void gdn_decode_v15<1, false, true, 1, false, true>(const un
 template __global__ void gdn_decode_v15<1, true, true, 1, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 template __global__ void gdn_decode_v15<1, false, true, 2, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 template __global__ void gdn_decode_v15<1, true, true, 2, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<1, false, false, 1, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<2, false, false, 1, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<3, false, false, 1, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<4, false, false, 1, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<5, false, false, 1, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<6, false, false, 1, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<7, false, false, 1, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<8, false, false, 1, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<1, true, false, 1, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<2, true, false, 1, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<3, true, false, 1, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<4, true, false, 1, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<5, true, false, 1, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<6, true, false, 1, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<7, true, false, 1, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<8, true, false, 1, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<1, false, false, 2, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<2, false, false, 2, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<3, false, false, 2, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<4, false, false, 2, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<5, false, false, 2, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<6, false, false, 2, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<7, false, false, 2, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<8, false, false, 2, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<1, true, false, 2, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<2, true, false, 2, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<3, true, false, 2, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<4, true, false, 2, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<5, true, false, 2, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<6, true, false, 2, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<7, true, false, 2, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<8, true, false, 2, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<1, false, true, 1, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<1, true, true, 1, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<1, false, true, 2, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<1, true, true, 2, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 #endif

@@ -12,7 +12,9 @@
 # Variants 16 and 17 (v15 with the conv window's 3 ring slots loaded after ctl; 16 under __launch_bounds__(512, 2), 64
 # registers, so two blocks an SM and the next launch's pairs start beside this one's) were added after the first run
 # (6509860: v15 alone), variants 18 and 19 (v15 with the state and the ring slots asked for after the b/a barrier, so the
-# b/a inputs queue behind nothing; 19 at two blocks an SM) after the second (d69aa9d); the record is the third run's.
+# b/a inputs queue behind nothing; 19 at two blocks an SM) after the second (d69aa9d), variants 20 and 21 (b and a split
+# over the pair: each block half the b/a weights and FMAs, the warp sums to the peer by st.async; 21 at two blocks an SM)
+# after the third (7f9b8f4) and results/explore_gdn_v15t.py; the record is the fourth run's.
 # Writes OUT_DIR/gdn_v15_h200.json; prints a short table last.
 import os, sys, time
 import torch
@@ -31,11 +33,11 @@ PHASES15 = ["issue pre-wait loads (b/a weights, x, 32 KiB of state, conv_w, 16 r
 data = dict(has_pdl=E.HAS_PDL, reference_variant=3, engine_variant=G.VARIANT)
 WHAT = ("gdn_decode_v15 (a cluster of two 512-thread blocks per head, v10's prologue in each, 4 state columns a warp, the norm's "
         "partials by st.async) and its builds v16 (two blocks an SM, 3 ring slots after ctl), v17 (3 ring slots), v18 (state and "
-        "ring asked for after b/a) and v19 (v18 at two blocks an SM) vs v7 and v10: bit-identity to v3, graph timings, chained PDL graphs (interleaved), the probe, "
+        "ring asked for after b/a), v19 (v18 at two blocks an SM), v20 (b/a split over the pair) and v21 (v20 at two blocks an SM) vs v7 and v10: bit-identity to v3, graph timings, chained PDL graphs (interleaved), the probe, "
         "GEMV+GDN pairs.")
 
 
-NEW = (15, 16, 17, 18, 19)
+NEW = (15, 16, 17, 18, 19, 20, 21)
 
 
 def probe(v, pdl=False):
@@ -83,7 +85,7 @@ def main():
         explore_util.step_plans(OUT, "gdn_v15_step_h200",
                                 "The decode step (27B shape, synthetic, PDL graph) with GDN v7 (the engine's), v15 (a cluster of two 512-thread "
                                 "blocks per head), v16 (v15 at two blocks an SM, the ring's 3 slots after ctl), v17 (v15 with those 3 slots), v18 (the state "
-                                "and ring after b/a) and v19 (v18 at two blocks an SM): "
+                                "and ring after b/a) v19 (v18 at two blocks an SM), v20 (b/a split over the pair) and v21 (v20 at two blocks an SM): "
                                 "ms per token at 1K and 32K, interleaved, three times; greedy tokens equal to v7's.",
                                 "explore_gdn_v15.py", {"v7": 7, **{f"v{v}": v for v in news}}, apply)
         G.VARIANT = 7

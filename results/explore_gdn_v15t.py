@@ -8,7 +8,8 @@
 # method; layers rotated), for each launch after the first, against the end of the launch before (the last cluster's
 # end): how many clusters started before it, when the last one started, when the last wait returned, when the launch
 # ended (the period), and the span before and after the wait of the cluster that ended last. Plain and probe builds are
-# timed side by side (three rounds, interleaved). Writes OUT_DIR/gdn_v15t_h200.json; prints a short table last.
+# timed side by side (three rounds, interleaved). (First run, ff62ccb: v15, v16, v18, v19; the record is the second's,
+# with v20 and v21, b and a split over the pair.) Writes OUT_DIR/gdn_v15t_h200.json; prints a short table last.
 import os, sys, time
 import torch
 from qwen_engine import gdn as G
@@ -18,7 +19,7 @@ import explore_gdn_v10 as X
 E = X.E
 from qwen_engine.runtime import time_graph, median
 T0, OUT, CFG = time.time(), (sys.argv[1] if len(sys.argv) > 1 else None), E.CFG
-NP, VARIANTS = 11, (15, 16, 18, 19)
+NP, VARIANTS = 11, (15, 18, 19, 20, 21)
 data = dict(variants=VARIANTS)
 WHAT = ("The chained GDN launches of v15-v19 cluster by cluster (probe builds: each cluster's start, grid-wait return and end "
         "against the end of the launch before), and the plain vs probe builds' us per launch, interleaved.")
