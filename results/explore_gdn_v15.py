@@ -85,7 +85,7 @@ def main():
         explore_util.step_plans(OUT, "gdn_v15_step_h200",
                                 "The decode step (27B shape, synthetic, PDL graph) with GDN v7 (the engine's), v15 (a cluster of two 512-thread "
                                 "blocks per head), v16 (v15 at two blocks an SM, the ring's 3 slots after ctl), v17 (v15 with those 3 slots), v18 (the state "
-                                "and ring after b/a) v19 (v18 at two blocks an SM), v20 (b/a split over the pair) and v21 (v20 at two blocks an SM): "
+                                "and ring after b/a), v19 (v18 at two blocks an SM), v20 (b/a split over the pair) and v21 (v20 at two blocks an SM): "
                                 "ms per token at 1K and 32K, interleaved, three times; greedy tokens equal to v7's.",
                                 "explore_gdn_v15.py", {"v7": 7, **{f"v{v}": v for v in news}}, apply)
         G.VARIANT = 7
