@@ -2178,6 +2178,9 @@ template __global__ void gdn_decode_v12<1, true, true>(const unsigned short*, co
 // BAS (variants 20, 21): b and a split over the pair: block rank r runs v1's threads 256 r .. 256 r + 255 (its warps
 // 8 r .. 8 r + 7) in its threads 0..255 and sends the 8 warp sums of b and a to the peer's s_red (st.async on a second
 // mbarrier), so each block reads half the b/a weights and does half the FMAs; the gates read all 16 after that barrier.
+// BPOST (variants 22, 23): b and a after the grid wait, as v7 does them (their loads still before it): in a chain the work
+// before the wait runs beside the launch before and, gdn_v15t_h200.json says, took longer than that launch's work after
+// its wait, so it set the pace.
 __device__ __forceinline__ float gdn_warp_sum4(const float (&p)[4], int l) {   // lane l: the sum of column l >> 3
   const bool b4 = l & 16, b3 = l & 8;
   float a[2];
@@ -2216,7 +2219,7 @@ __device__ __forceinline__ void gdn_state_store4(const float (&s)[4][4], void* r
   }
 }
 
-template <int M, bool BF16_STATE, bool PROBE, int MINB = 1, bool R3 = false, bool LATE = false, bool BAS = false>
+template <int M, bool BF16_STATE, bool PROBE, int MINB = 1, bool R3 = false, bool LATE = false, bool BAS = false, bool BPOST = false>
 __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(GDN_THREADS, MINB) gdn_decode_v15(
     const unsigned short* __restrict__ qkvz, const unsigned short* __restrict__ x,
     const unsigned short* __restrict__ w_b, const unsigned short* __restrict__ w_a,
@@ -2281,7 +2284,20 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(GDN_THREADS, MINB) g
   }
   GDN_MARK(1);
 
-  // ---- 2. still before the wait: b and a partial sums (v10's code), beta (warp 15), the decay (warp 14), the conv window
+  // ---- 2. still before the wait (BPOST: right after it): b and a partial sums (v10's code), beta (warp 15), the decay
+  //         (warp 14), the conv window
+  const float4 tw = gdn_conv_taps(cwv);
+  auto pick_window = [&]() {
+#pragma unroll
+    for (int j = 0; j < 3; ++j) {
+      const int slot = (p0 - 3 + j) & (GDN_RING - 1);
+      unsigned short v = rr[0];
+#pragma unroll
+      for (int q = 1; q < GDN_RING; ++q) v = slot == q ? rr[q] : v;
+      win[j] = qe_bf16_to_f32(v);
+    }
+  };
+  auto ba_phase = [&]() {
   if (ba_t) {
     float pb[M], pa[M];
 #pragma unroll
@@ -2337,17 +2353,8 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(GDN_THREADS, MINB) g
     const float sp = ap > 20.f ? ap : log1pf(expf(ap));
     s_decay[l] = expf(__fmul_rn(negA, sp));
   }
-  const float4 tw = gdn_conv_taps(cwv);
-  auto pick_window = [&]() {
-#pragma unroll
-    for (int j = 0; j < 3; ++j) {
-      const int slot = (p0 - 3 + j) & (GDN_RING - 1);
-      unsigned short v = rr[0];
-#pragma unroll
-      for (int q = 1; q < GDN_RING; ++q) v = slot == q ? rr[q] : v;
-      win[j] = qe_bf16_to_f32(v);
-    }
   };
+  if constexpr (!BPOST) ba_phase();
   if constexpr (!R3 && !LATE) if (conv_t) {
 #pragma unroll
     for (int j = 0; j < 3; ++j) {
@@ -2371,6 +2378,7 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(GDN_THREADS, MINB) g
   }
 #pragma unroll
   for (int m = 0; m < M; ++m) zin[m] = qkvz[(size_t)m * GDN_ROW + GDN_CONV + h * GDN_D + col];
+  if constexpr (BPOST) ba_phase();
 
   // ---- 4. conv + SiLU (v10's code; v channels into s_v by local index); SiLU(z) of lane l's column
   if (conv_t) {
@@ -2591,4 +2599,40 @@ template __global__ void gdn_decode_v15<1, false, true, 1, false, false, true>(c
 template __global__ void gdn_decode_v15<1, true, true, 1, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 template __global__ void gdn_decode_v15<1, false, true, 2, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 template __global__ void gdn_decode_v15<1, true, true, 2, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<1, false, false, 1, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<2, false, false, 1, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<3, false, false, 1, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<4, false, false, 1, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<5, false, false, 1, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<6, false, false, 1, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<7, false, false, 1, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<8, false, false, 1, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<1, true, false, 1, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<2, true, false, 1, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<3, true, false, 1, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<4, true, false, 1, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<5, true, false, 1, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<6, true, false, 1, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<7, true, false, 1, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<8, true, false, 1, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<1, false, false, 2, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<2, false, false, 2, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<3, false, false, 2, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<4, false, false, 2, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<5, false, false, 2, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<6, false, false, 2, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<7, false, false, 2, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<8, false, false, 2, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<1, true, false, 2, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<2, true, false, 2, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<3, true, false, 2, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<4, true, false, 2, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<5, true, false, 2, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<6, true, false, 2, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<7, true, false, 2, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<8, true, false, 2, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<1, false, true, 1, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<1, true, true, 1, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<1, false, true, 2, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
+template __global__ void gdn_decode_v15<1, true, true, 2, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 #endif

@@ -41,17 +41,17 @@ NEW = (15, 16, 17, 18, 19, 20, 21)
 
 
 def probe(v, pdl=False):
-    E.PHASES = PHASES15 if v in NEW else X.PHASES10 if v in (10, 11) else V7.PHASES7
+    E.PHASES = PHASES15 if v >= 15 else X.PHASES10 if v in (10, 11) else V7.PHASES7
     return E.probe_run(v, pdl)
 
 
-def record():
-    data["failures"] = E.failures
-    data["wall_s"] = time.time() - T0
-    if OUT: E.safe("record", lambda: E.write_record("gdn_v15_h200", WHAT, "PYTHONPATH=. python3 results/explore_gdn_v15.py " + OUT, data, out_dir=OUT))
-
-
-def main():
+def main(NEW=NEW, name="gdn_v15", script="explore_gdn_v15.py", WHAT=WHAT, step_what=None):
+    """The steps above for the variants NEW (explore_gdn_v22.py runs them for later ones); records `name`_h200 and
+    `name`_step_h200."""
+    def record():
+        data["failures"] = E.failures
+        data["wall_s"] = time.time() - T0
+        if OUT: E.safe("record", lambda: E.write_record(f"{name}_h200", WHAT, f"PYTHONPATH=. python3 results/{script} " + OUT, data, out_dir=OUT))
     if not torch.cuda.is_available(): sys.exit("explore_gdn_v15.py: needs a GPU; the CPU checks are tests/test_gdn.py")
     torch.cuda.init()
     data["bandwidth_tbps"] = E.safe("bandwidth", lambda: __import__("qwen_engine.gemv", fromlist=["bandwidth_now"]).bandwidth_now()) or 4.55
@@ -82,12 +82,12 @@ def main():
     X.print_summary(data, runs, T0)
     if news:
         def apply(step, v): G.VARIANT = v
-        explore_util.step_plans(OUT, "gdn_v15_step_h200",
+        explore_util.step_plans(OUT, f"{name}_step_h200", step_what or
                                 "The decode step (27B shape, synthetic, PDL graph) with GDN v7 (the engine's), v15 (a cluster of two 512-thread "
                                 "blocks per head), v16 (v15 at two blocks an SM, the ring's 3 slots after ctl), v17 (v15 with those 3 slots), v18 (the state "
                                 "and ring after b/a), v19 (v18 at two blocks an SM), v20 (b/a split over the pair) and v21 (v20 at two blocks an SM): "
                                 "ms per token at 1K and 32K, interleaved, three times; greedy tokens equal to v7's.",
-                                "explore_gdn_v15.py", {"v7": 7, **{f"v{v}": v for v in news}}, apply)
+                                script, {"v7": 7, **{f"v{v}": v for v in news}}, apply)
         G.VARIANT = 7
 
 

@@ -51,7 +51,9 @@ def timeline(variant, n=48):
     return dict(variant=variant, us_per_launch=us, median=med, launch_mid=raw)
 
 
-def main():
+def main(VARIANTS=VARIANTS, name="gdn_v15t", script="explore_gdn_v15t.py"):
+    "The timelines and timings above for VARIANTS (explore_gdn_v22.py runs them for later ones); record `name`_h200."
+    data["variants"] = VARIANTS
     if not torch.cuda.is_available(): sys.exit("explore_gdn_v15t.py: needs a GPU")
     torch.cuda.init()
     data["timeline"] = [E.safe(f"timeline v{v}", lambda: timeline(v)) for v in VARIANTS]
@@ -69,7 +71,7 @@ def main():
                 data["timing"].append(dict(variant=v, build="probe", round=rnd, us=us))
     data["failures"] = E.failures
     data["wall_s"] = time.time() - T0
-    if OUT: E.safe("record", lambda: E.write_record("gdn_v15t_h200", WHAT, "PYTHONPATH=. python3 results/explore_gdn_v15t.py " + OUT, data, out_dir=OUT))
+    if OUT: E.safe("record", lambda: E.write_record(f"{name}_h200", WHAT, f"PYTHONPATH=. python3 results/{script} " + OUT, data, out_dir=OUT))
     print("SUMMARY (us; times against the end of the launch before, medians over 47 launches):")
     for t in data["timeline"]:
         if t: print(f"  v{t['variant']}: {t['us_per_launch']:.2f} us/launch; " + ", ".join(f"{k} {v:.2f}" for k, v in t["median"].items()))
