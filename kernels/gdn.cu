@@ -32,6 +32,9 @@
 //   v10 gdn_decode_v10<M, BF16_STATE, PROBE, LATE>: v7 (EARLY) with b, a, beta, the decay and the conv window before the
 //      grid wait (x is the norm's, two launches back); after it only the GEMV's q|k|v|z inputs. Bit-identical to v3.
 //      LATE (variant 11): the state's loads issued after the b/a barrier.
+//   v15 gdn_decode_v15<M, BF16_STATE, PROBE, MINB, R3, LATE, BAS, BPOST>: a cluster of two 512-thread blocks per head, each
+//      v1's threads for b/a and the conv (v10's prologue, before the wait), 4 state columns a warp, the norm's partials
+//      to both blocks by st.async (v12's exchange); variants 16-23 its builds (the flags: see the kernel). Bit-identical to v3.
 //   v14 gdn_decode_v7<M, BF16_STATE, true, PROBE, false, true> (NOB2): v7 (EARLY) without its second barrier: the l2norm's
 //      lane sums of squares made by the conv threads before barrier 1 (dynamic shared memory, 256 M bytes), every warp its
 //      own gates and l2norm factors after it. Bit-identical to v3. (First a kernel of its own, gdn_decode_v14, a0ee097;
@@ -56,6 +59,11 @@
 //          the per-lane conv 1.41, the cluster's start skew 0.70; pair 27.65 vs v7's 25.85); v13 (one block per SM) 5.98
 //      v14 6.81, PDL 4.15 / 4.15 / 4.15 (v7 3.84 / 3.83 / 3.83), M = 8 PDL 2.10 (v7 1.51)  results/gdn_v14_h200.json (v7 without its
 //          second barrier, every warp its own gates and l2norm factors: that phase 891 ns against v7's 466; lost)
+//      v15-v23 (gdn_decode_v15: a cluster of two 512-thread blocks per head, 4 state columns a warp, v12's exchange; its
+//          builds: 16/17 the ring's 3 slots after ctl, 18/19 the state after b/a, 20/21 b/a split over the pair, 22/23 b/a
+//          after the wait; 16, 19, 21, 23 two blocks an SM): work after the wait 2.0 us (v7 3.2), but chained 4.3-5.3
+//          (v23 3.83, a tie with v7), graph 6.02-7.28; the step within 0.02 ms of v7, not adopted (gdn_v15_h200.json,
+//          gdn_v22_h200.json, the clusters' timeline gdn_v15t_h200.json / gdn_v22t_h200.json, gdn_v23_step_h200.json)
 //      FLA fused_recurrent_gated_delta_rule (recurrence only) 4.58 (gdn_v5_h200.json), 4.57 (gdn_v7_h200.json)
 // State layout ("register image"): rec[layer][head][w][c][lane][r] = S[i = 4 lane + r][j = 8 w + c]: warp w owns
 // columns 8w..8w+7, lane l owns rows 4l..4l+3 of each; a warp's load c is 512 contiguous bytes. Both products
