@@ -427,7 +427,7 @@ def v9_matches_v1(P: dict, hidden: int = 5120, head: int = 0) -> bool:
 
 # %% ../nbs/08_gdn.ipynb #234ee6bf
 VARIANT = 7        # the kernel the engine runs: bit-identical to v3 (so to v1); 6.36 us alone, 3.87 chained with PDL vs v3's 6.92 / 4.06, but M = 8 1.56 us/token vs v3's 1.42 (results/gdn_v7_h200.json)
-_SHAPES = {1: (1, 512), 2: (2, 256), 3: (1, 512), 4: (1, 512), 5: (2, 256), 6: (4, 128), 7: (1, 512), 8: (1, 512), 9: (2, 256), 10: (1, 512), 11: (1, 512), 12: (2, 256), 13: (2, 256), 14: (1, 512), 15: (2, 512), 16: (2, 512), 17: (2, 512), 18: (2, 512), 19: (2, 512), 20: (2, 512), 21: (2, 512), 22: (2, 512), 23: (2, 512)}   # variant -> (blocks per head, threads per block)
+_SHAPES = {1: (1, 512), 2: (2, 256), 3: (1, 512), 4: (1, 512), 5: (2, 256), 6: (4, 128), 7: (1, 512), 8: (1, 512), 9: (2, 256), 10: (1, 512), 11: (1, 512), 12: (2, 256), 13: (2, 256), 14: (1, 512), 15: (2, 512), 16: (2, 512), 17: (2, 512), 18: (2, 512), 19: (2, 512), 20: (2, 512), 21: (2, 512), 22: (2, 512), 23: (2, 512), 24: (2, 512), 25: (2, 512)}   # variant -> (blocks per head, threads per block)
 PROBE_WORDS = 2 * 11 + 128   # gdn_decode_v3's probe buffer (uint64): 11 phase marks (clock64, globaltimer) + starts and ends of 64 blocks
 PROBE_WORDS15 = PROBE_WORDS + 64   # variants 15-19: the starts and ends are of each cluster's rank-0 block, then its grid wait's return
 
@@ -449,6 +449,7 @@ _NAMES16 = tuple(n.replace(">", f", {mb}, true>") for mb in (2, 1) for n in _NAM
 _NAMES18 = tuple(n.replace(">", f", {mb}, false, true>") for mb in (1, 2) for n in _NAMES15)   # variants 18 and 19 (two blocks an SM): state and ring after b/a
 _NAMES20 = tuple(n.replace(">", f", {mb}, false, false, true>") for mb in (1, 2) for n in _NAMES15)   # variants 20 and 21 (two blocks an SM): b/a split over the pair
 _NAMES22 = tuple(n.replace(">", f", {mb}, false, false, false, true>") for mb in (1, 2) for n in _NAMES15)   # variants 22 and 23 (two blocks an SM): b/a after the wait
+_NAMES24 = tuple(n.replace(">", f", {mb}, true, false, true, true>") for mb in (1, 2) for n in _NAMES15)   # variants 24 and 25 (two blocks an SM): 22 + BAS + R3
 V13_PAD = 120 * 1024   # variant 13: v12 launched with this much dynamic shared memory (unused), so one block per SM
 XCHG_WORDS = 8 * 16 + 1   # gdn_decode_v9's exchange words per (layer, head, half): 8 rows x 16 tagged partials, the epoch
 _XCHG = {}
@@ -480,7 +481,8 @@ def _kernel(M: int, bf16_state: bool, variant: int, shape=(48, 16, 5120), probe=
     ctl; 16 also under __launch_bounds__(512, 2), two blocks an SM) a tenth, of 36; variants 18 and 19 (v15 with the state
     and the ring asked for after the b/a barrier; 19 at two blocks an SM) an eleventh, of 36; variants 20 and 21 (v15 with
     b and a split over the pair; 21 at two blocks an SM) a twelfth, of 36; variants 22 and 23 (v15 with b and a after the
-    grid wait, as v7 has them; 23 at two blocks an SM) a thirteenth, of 36."""
+    grid wait, as v7 has them; 23 at two blocks an SM) a thirteenth, of 36; variants 24 and 25 (v22 with b and a split over
+    the pair and the ring's 3 slots after ctl; 25 at two blocks an SM) a fourteenth, of 36."""
     from qwen_engine.runtime import get_kernel, NVRTC_OPTIONS
     opts = NVRTC_OPTIONS if shape == (48, 16, 5120) else NVRTC_OPTIONS + tuple(f"-DQE_GDN_{k}={v}" for k, v in zip(("HV", "H", "HIDDEN"), shape))
     b = "true" if bf16_state else "false"
@@ -508,6 +510,8 @@ def _kernel(M: int, bf16_state: bool, variant: int, shape=(48, 16, 5120), probe=
         return get_kernel("gdn", f"gdn_decode_v15<{M}, {b}, {pr}, {2 if variant == 21 else 1}, false, false, true>", opts + ("-DQE_GDN_NO_V12", "-DQE_GDN_NO_V3", "-DQE_GDN_NO_V5", "-DQE_GDN_NO_V7", "-DQE_GDN_NO_V9"), together=_NAMES20)
     if variant in (22, 23):
         return get_kernel("gdn", f"gdn_decode_v15<{M}, {b}, {pr}, {2 if variant == 23 else 1}, false, false, false, true>", opts + ("-DQE_GDN_NO_V12", "-DQE_GDN_NO_V3", "-DQE_GDN_NO_V5", "-DQE_GDN_NO_V7", "-DQE_GDN_NO_V9"), together=_NAMES22)
+    if variant in (24, 25):
+        return get_kernel("gdn", f"gdn_decode_v15<{M}, {b}, {pr}, {2 if variant == 25 else 1}, true, false, true, true>", opts + ("-DQE_GDN_NO_V12", "-DQE_GDN_NO_V3", "-DQE_GDN_NO_V5", "-DQE_GDN_NO_V7", "-DQE_GDN_NO_V9"), together=_NAMES24)
     if variant == 14:
         return get_kernel("gdn", f"gdn_decode_v7<{M}, {b}, true, {pr}, false, true>", opts + ("-DQE_GDN_NO_V12", "-DQE_GDN_NO_V3", "-DQE_GDN_NO_V5", "-DQE_GDN_NO_V9"), together=_NAMES14)
     if variant == 9:
@@ -552,7 +556,7 @@ def gdn_decode(qkvz, x, w_b, w_a, conv_w, A_log, dt_bias, norm_w, conv_state, re
             np.float32(cfg.rms_norm_eps), np.int32(HV if heads is None else heads))
     assert (probe is None and not pdl) or v >= 3, "probe and pdl are v3's and later variants'"
     if v >= 3:
-        assert probe is None or (M == 1 and probe.dtype == torch.int64 and probe.numel() >= (PROBE_WORDS15 if 15 <= v <= 23 else PROBE_WORDS) and probe.is_cuda)
+        assert probe is None or (M == 1 and probe.dtype == torch.int64 and probe.numel() >= (PROBE_WORDS15 if 15 <= v <= 25 else PROBE_WORDS) and probe.is_cuda)
         args += (np.uint64(0) if probe is None else probe,)
     if v == 9:
         xchg = _exchange_for(cfg, rec_state) if xchg is None else xchg

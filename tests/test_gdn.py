@@ -210,8 +210,8 @@ def test_v5_interleaved_partition_is_caught(CL):
 def test_v5_launcher_names_and_shapes():
     from qwen_engine import gdn
     assert gdn._SHAPES[5] == (2, 256) and gdn._SHAPES[6] == (4, 128)
-    assert all(b * t == 512 for v, (b, t) in gdn._SHAPES.items() if not 15 <= v <= 23)   # 512 threads per head, but for
-    assert all(gdn._SHAPES[v] == (2, 512) for v in range(15, 24))            # v15-v23: v1's 512 threads in each block of a pair
+    assert all(b * t == 512 for v, (b, t) in gdn._SHAPES.items() if not 15 <= v <= 25)   # 512 threads per head, but for
+    assert all(gdn._SHAPES[v] == (2, 512) for v in range(15, 26))            # v15-v25: v1's 512 threads in each block of a pair
     assert len(gdn._NAMES5) == 36 and "gdn_decode_v5<8, true, 4, false>" in gdn._NAMES5 and "gdn_decode_v5<1, false, 2, true>" in gdn._NAMES5
     src = open(gdn.__file__.replace("qwen_engine/gdn.py", "kernels/gdn.cu")).read()
     for n in gdn._NAMES5: assert f"template __global__ void {n}(" in src, n
@@ -383,7 +383,7 @@ def test_transposed_sum4_equals_the_butterfly_bit_for_bit(seed):
 
 def test_v15_launcher_names_are_instantiated():
     from qwen_engine import gdn
-    assert all(gdn._SHAPES[v] == (2, 512) for v in range(15, 24)) and len(gdn._NAMES15) == 18
-    assert len(gdn._NAMES16) == len(gdn._NAMES18) == len(gdn._NAMES20) == len(gdn._NAMES22) == 36
+    assert all(gdn._SHAPES[v] == (2, 512) for v in range(15, 26)) and len(gdn._NAMES15) == 18
+    assert len(gdn._NAMES16) == len(gdn._NAMES18) == len(gdn._NAMES20) == len(gdn._NAMES22) == len(gdn._NAMES24) == 36
     src = open(gdn.__file__.replace("qwen_engine/gdn.py", "kernels/gdn.cu")).read()
-    for n in gdn._NAMES15 + gdn._NAMES16 + gdn._NAMES18 + gdn._NAMES20 + gdn._NAMES22: assert f"template __global__ void {n}(" in src, n
+    for n in gdn._NAMES15 + gdn._NAMES16 + gdn._NAMES18 + gdn._NAMES20 + gdn._NAMES22 + gdn._NAMES24: assert f"template __global__ void {n}(" in src, n
