@@ -59,11 +59,11 @@
 //          the per-lane conv 1.41, the cluster's start skew 0.70; pair 27.65 vs v7's 25.85); v13 (one block per SM) 5.98
 //      v14 6.81, PDL 4.15 / 4.15 / 4.15 (v7 3.84 / 3.83 / 3.83), M = 8 PDL 2.10 (v7 1.51)  results/gdn_v14_h200.json (v7 without its
 //          second barrier, every warp its own gates and l2norm factors: that phase 891 ns against v7's 466; lost)
-//      v15-v23 (gdn_decode_v15: a cluster of two 512-thread blocks per head, 4 state columns a warp, v12's exchange; its
+//      v15-v25 (gdn_decode_v15: a cluster of two 512-thread blocks per head, 4 state columns a warp, v12's exchange; its
 //          builds: 16/17 the ring's 3 slots after ctl, 18/19 the state after b/a, 20/21 b/a split over the pair, 22/23 b/a
-//          after the wait; 16, 19, 21, 23 two blocks an SM): work after the wait 2.0 us (v7 3.2), but chained 4.3-5.3
-//          (v23 3.83, a tie with v7), graph 6.02-7.28; the step within 0.02 ms of v7, not adopted (gdn_v15_h200.json,
-//          gdn_v22_h200.json, the clusters' timeline gdn_v15t_h200.json / gdn_v22t_h200.json, gdn_v23_step_h200.json)
+//          after the wait, 24/25 22 + split + 3 slots; 16, 19, 21, 23, 25 two blocks an SM): work after the wait 2.0 us
+//          (v7 3.2), but chained 4.2-5.3 (v23, v25 3.83-3.84, ties with v7), graph 6.02-7.28; the step within 0.02 ms of
+//          v7, not adopted (gdn_v15/v22/v24_h200.json, the clusters' timelines gdn_v15t/v22t/v24t_h200.json, gdn_v23_step_h200.json)
 //      FLA fused_recurrent_gated_delta_rule (recurrence only) 4.58 (gdn_v5_h200.json), 4.57 (gdn_v7_h200.json)
 // State layout ("register image"): rec[layer][head][w][c][lane][r] = S[i = 4 lane + r][j = 8 w + c]: warp w owns
 // columns 8w..8w+7, lane l owns rows 4l..4l+3 of each; a warp's load c is 512 contiguous bytes. Both products
