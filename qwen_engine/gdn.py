@@ -466,58 +466,46 @@ def _exchange_for(cfg: ModelConfig, rec_state: torch.Tensor) -> torch.Tensor:
         _XCHG[key] = gdn_exchange(cfg, rec_state.shape[0], rec_state.device)
     return _XCHG[key]
 
-def _kernel(M: int, bf16_state: bool, variant: int, shape=(48, 16, 5120), probe=False, rel=False):
-    """One NVRTC compile of kernels/gdn.cu for v1 and v2's 32 instantiations (~10 s), another for v3's 36 (each leaves the
-    other's explicit instantiations out with a -D switch; nvcc without it, `book.py compile`, compiles all), cached; then a
-    lookup. Variant 3 is gdn_decode_v3 with the transposed reductions, 4 the same with v1's per-column butterflies.
-    `shape` = (value heads, key heads, hidden): the 27B model's by default; another (the tiny test model's) is compiled
-    with -D overrides. `probe`: v3's timestamp build (M = 1). Variants 5 and 6 (gdn_decode_v5, clusters of 2 and 4
-    blocks per head) are a third compile of 36; variants 7 and 8 (gdn_decode_v7, EARLY true / false) a fourth; variant 9
-    (gdn_decode_v9, two blocks per head without a cluster) a fifth, of 18; variant 10 (gdn_decode_v10: v7 with b, a and the
-    gates before the grid wait; 11 the same with the state loaded after b and a) a sixth, of 36; variants 12 and 13
-    (gdn_decode_v12, a cluster of two blocks per head; 13 launched one block per SM) a seventh, of 18; variant 14
-    (v7's NOB2 build: v7 without its second barrier) an eighth, of 18; variant 15 (gdn_decode_v15, a cluster of two
-    512-thread blocks per head) a ninth, of 18; variants 16 and 17 (v15 with the conv window's 3 ring slots loaded after
-    ctl; 16 also under __launch_bounds__(512, 2), two blocks an SM) a tenth, of 36; variants 18 and 19 (v15 with the state
-    and the ring asked for after the b/a barrier; 19 at two blocks an SM) an eleventh, of 36; variants 20 and 21 (v15 with
-    b and a split over the pair; 21 at two blocks an SM) a twelfth, of 36; variants 22 and 23 (v15 with b and a after the
-    grid wait, as v7 has them; 23 at two blocks an SM) a thirteenth, of 36; variants 24 and 25 (v22 with b and a split over
-    the pair and the ring's 3 slots after ctl; 25 at two blocks an SM) a fourteenth, of 36."""
-    from qwen_engine.runtime import get_kernel, NVRTC_OPTIONS
-    opts = NVRTC_OPTIONS if shape == (48, 16, 5120) else NVRTC_OPTIONS + tuple(f"-DQE_GDN_{k}={v}" for k, v in zip(("HV", "H", "HIDDEN"), shape))
-    b = "true" if bf16_state else "false"
-    if variant in (1, 2):
-        return get_kernel("gdn", f"gdn_decode_v{variant}<{M}, {b}>", opts + ("-DQE_GDN_NO_V3", "-DQE_GDN_NO_V5", "-DQE_GDN_NO_V7", "-DQE_GDN_NO_V9"), together=_NAMES)
-    pr = 'true' if probe else 'false'
-    if variant in (5, 6):
-        return get_kernel("gdn", f"gdn_decode_v5<{M}, {b}, {2 if variant == 5 else 4}, {pr}>", opts + ("-DQE_GDN_NO_V12", "-DQE_GDN_NO_V3", "-DQE_GDN_NO_V7", "-DQE_GDN_NO_V9"), together=_NAMES5)
+_NO = ("-DQE_GDN_NO_V12", "-DQE_GDN_NO_V3", "-DQE_GDN_NO_V5", "-DQE_GDN_NO_V7", "-DQE_GDN_NO_V9")   # -D switches: see _build
+_V15_FLAGS = {15: "", 16: ", 2, true", 17: ", 1, true", 18: ", 1, false, true", 19: ", 2, false, true", 20: ", 1, false, false, true",
+              21: ", 2, false, false, true", 22: ", 1, false, false, false, true", 23: ", 2, false, false, false, true",
+              24: ", 1, true, false, true, true", 25: ", 2, true, false, true, true"}   # gdn_decode_v15's <MINB, R3, LATE, BAS, BPOST>
+_V15_NAMES = {15: "_NAMES15", 16: "_NAMES16", 17: "_NAMES16", 18: "_NAMES18", 19: "_NAMES18", 20: "_NAMES20", 21: "_NAMES20",
+              22: "_NAMES22", 23: "_NAMES22", 24: "_NAMES24", 25: "_NAMES24"}
+
+def _build(M: int, bf16_state: bool, variant: int, probe=False, rel=False) -> tuple:
+    """(kernel name, -D switches, the names compiled together) of a variant's build: what `_kernel` asks NVRTC for, and
+    what the tests check on the CPU (every name instantiated in kernels/gdn.cu and among those compiled with it). Each
+    family is one NVRTC compile of kernels/gdn.cu (~10 s) for all its names: v1 and v2 (32), v3 and v4 (36: 3 with the
+    transposed reductions, 4 with v1's per-column butterflies), v5 and v6 (clusters of 2 and 4 blocks per head, 36), v7
+    and v8 (EARLY true / false, 36; `rel`: variant 7's build released before its grid wait), v9 (two blocks per head,
+    no cluster, 18), v10 and v11 (36), v12 and v13 (18), v14 (v7's NOB2 build, 18), v15 (18) and each pair of its builds
+    16/17, 18/19, 20/21, 22/23, 24/25 (36 each; `_V15_FLAGS`). The -D switches leave other families' explicit nvcc
+    instantiations out (nvcc, `book.py compile`, compiles all). `probe`: the timestamp build (M = 1, v3 and later)."""
+    b, pr = ("true" if bf16_state else "false"), ("true" if probe else "false")
+    if variant in (1, 2): return f"gdn_decode_v{variant}<{M}, {b}>", ("-DQE_GDN_NO_V3", "-DQE_GDN_NO_V5", "-DQE_GDN_NO_V7", "-DQE_GDN_NO_V9"), _NAMES
+    if variant in (3, 4): return f"gdn_decode_v3<{M}, {b}, {'true' if variant == 3 else 'false'}, {pr}>", tuple(d for d in _NO if d != "-DQE_GDN_NO_V3"), _NAMES3
+    if variant in (5, 6): return f"gdn_decode_v5<{M}, {b}, {2 if variant == 5 else 4}, {pr}>", tuple(d for d in _NO if d != "-DQE_GDN_NO_V5"), _NAMES5
     if variant in (7, 8):
         r = ", true" if rel else ""                           # REL: released before the grid wait (variant 7 only)
-        return get_kernel("gdn", f"gdn_decode_v7<{M}, {b}, {'true' if variant == 7 else 'false'}, {pr}{r}>", opts + ("-DQE_GDN_NO_V12", "-DQE_GDN_NO_V3", "-DQE_GDN_NO_V5", "-DQE_GDN_NO_V9"), together=_NAMES7)
-    if variant in (10, 11):
-        return get_kernel("gdn", f"gdn_decode_v10<{M}, {b}, {pr}, {'true' if variant == 11 else 'false'}>", opts + ("-DQE_GDN_NO_V12", "-DQE_GDN_NO_V3", "-DQE_GDN_NO_V5", "-DQE_GDN_NO_V7", "-DQE_GDN_NO_V9"), together=_NAMES10)
-    if variant in (12, 13):
-        k = get_kernel("gdn", f"gdn_decode_v12<{M}, {b}, {pr}>", opts + ("-DQE_GDN_NO_V12", "-DQE_GDN_NO_V3", "-DQE_GDN_NO_V5", "-DQE_GDN_NO_V7", "-DQE_GDN_NO_V9"), together=_NAMES12)
-        if variant == 13 and k.max_dynamic_shared_size_bytes < V13_PAD: k.max_dynamic_shared_size_bytes = V13_PAD
-        return k
-    if variant == 15:
-        return get_kernel("gdn", f"gdn_decode_v15<{M}, {b}, {pr}>", opts + ("-DQE_GDN_NO_V12", "-DQE_GDN_NO_V3", "-DQE_GDN_NO_V5", "-DQE_GDN_NO_V7", "-DQE_GDN_NO_V9"), together=_NAMES15)
-    if variant in (16, 17):
-        return get_kernel("gdn", f"gdn_decode_v15<{M}, {b}, {pr}, {2 if variant == 16 else 1}, true>", opts + ("-DQE_GDN_NO_V12", "-DQE_GDN_NO_V3", "-DQE_GDN_NO_V5", "-DQE_GDN_NO_V7", "-DQE_GDN_NO_V9"), together=_NAMES16)
-    if variant in (18, 19):
-        return get_kernel("gdn", f"gdn_decode_v15<{M}, {b}, {pr}, {2 if variant == 19 else 1}, false, true>", opts + ("-DQE_GDN_NO_V12", "-DQE_GDN_NO_V3", "-DQE_GDN_NO_V5", "-DQE_GDN_NO_V7", "-DQE_GDN_NO_V9"), together=_NAMES18)
-    if variant in (20, 21):
-        return get_kernel("gdn", f"gdn_decode_v15<{M}, {b}, {pr}, {2 if variant == 21 else 1}, false, false, true>", opts + ("-DQE_GDN_NO_V12", "-DQE_GDN_NO_V3", "-DQE_GDN_NO_V5", "-DQE_GDN_NO_V7", "-DQE_GDN_NO_V9"), together=_NAMES20)
-    if variant in (22, 23):
-        return get_kernel("gdn", f"gdn_decode_v15<{M}, {b}, {pr}, {2 if variant == 23 else 1}, false, false, false, true>", opts + ("-DQE_GDN_NO_V12", "-DQE_GDN_NO_V3", "-DQE_GDN_NO_V5", "-DQE_GDN_NO_V7", "-DQE_GDN_NO_V9"), together=_NAMES22)
-    if variant in (24, 25):
-        return get_kernel("gdn", f"gdn_decode_v15<{M}, {b}, {pr}, {2 if variant == 25 else 1}, true, false, true, true>", opts + ("-DQE_GDN_NO_V12", "-DQE_GDN_NO_V3", "-DQE_GDN_NO_V5", "-DQE_GDN_NO_V7", "-DQE_GDN_NO_V9"), together=_NAMES24)
-    if variant == 14:
-        return get_kernel("gdn", f"gdn_decode_v7<{M}, {b}, true, {pr}, false, true>", opts + ("-DQE_GDN_NO_V12", "-DQE_GDN_NO_V3", "-DQE_GDN_NO_V5", "-DQE_GDN_NO_V9"), together=_NAMES14)
-    if variant == 9:
-        return get_kernel("gdn", f"gdn_decode_v9<{M}, {b}, {pr}>", opts + ("-DQE_GDN_NO_V12", "-DQE_GDN_NO_V3", "-DQE_GDN_NO_V5", "-DQE_GDN_NO_V7"), together=_NAMES9)
-    x = "true" if variant == 3 else "false"
-    return get_kernel("gdn", f"gdn_decode_v3<{M}, {b}, {x}, {pr}>", opts + ("-DQE_GDN_NO_V12", "-DQE_GDN_NO_V5", "-DQE_GDN_NO_V7", "-DQE_GDN_NO_V9"), together=_NAMES3)
+        return f"gdn_decode_v7<{M}, {b}, {'true' if variant == 7 else 'false'}, {pr}{r}>", tuple(d for d in _NO if d != "-DQE_GDN_NO_V7"), _NAMES7
+    if variant == 9: return f"gdn_decode_v9<{M}, {b}, {pr}>", tuple(d for d in _NO if d != "-DQE_GDN_NO_V9"), _NAMES9
+    if variant in (10, 11): return f"gdn_decode_v10<{M}, {b}, {pr}, {'true' if variant == 11 else 'false'}>", _NO, _NAMES10
+    if variant in (12, 13): return f"gdn_decode_v12<{M}, {b}, {pr}>", _NO, _NAMES12
+    if variant == 14: return f"gdn_decode_v7<{M}, {b}, true, {pr}, false, true>", tuple(d for d in _NO if d != "-DQE_GDN_NO_V7"), _NAMES14
+    if variant in _V15_FLAGS: return f"gdn_decode_v15<{M}, {b}, {pr}{_V15_FLAGS[variant]}>", _NO, globals()[_V15_NAMES[variant]]
+    raise ValueError(f"no GDN variant {variant}: the variants are {sorted(_SHAPES)}")
+
+def _kernel(M: int, bf16_state: bool, variant: int, shape=(48, 16, 5120), probe=False, rel=False):
+    """The compiled kernel of a variant's build (`_build`), cached. `shape` = (value heads, key heads, hidden): the 27B
+    model's by default; another (the tiny test model's) is compiled with -D overrides. Variant 13 (v12 launched one block
+    per SM) asks for V13_PAD bytes of dynamic shared memory it does not use."""
+    from qwen_engine.runtime import get_kernel, NVRTC_OPTIONS
+    opts = NVRTC_OPTIONS if shape == (48, 16, 5120) else NVRTC_OPTIONS + tuple(f"-DQE_GDN_{k}={v}" for k, v in zip(("HV", "H", "HIDDEN"), shape))
+    name, defines, together = _build(M, bf16_state, variant, probe, rel)
+    k = get_kernel("gdn", name, opts + defines, together=together)
+    if variant == 13 and k.max_dynamic_shared_size_bytes < V13_PAD: k.max_dynamic_shared_size_bytes = V13_PAD
+    return k
 
 def gdn_decode(qkvz, x, w_b, w_a, conv_w, A_log, dt_bias, norm_w, conv_state, rec_state, layer, ctl, cfg: ModelConfig, out, M=1,
                heads=None, variant=None, probe=None, pdl=False, xchg=None, rel=False):

@@ -387,3 +387,17 @@ def test_v15_launcher_names_are_instantiated():
     assert len(gdn._NAMES16) == len(gdn._NAMES18) == len(gdn._NAMES20) == len(gdn._NAMES22) == len(gdn._NAMES24) == 36
     src = open(gdn.__file__.replace("qwen_engine/gdn.py", "kernels/gdn.cu")).read()
     for n in gdn._NAMES15 + gdn._NAMES16 + gdn._NAMES18 + gdn._NAMES20 + gdn._NAMES22 + gdn._NAMES24: assert f"template __global__ void {n}(" in src, n
+
+def test_every_variant_build_is_instantiated_and_compiled_with_its_family():
+    "gdn._build for every variant, M, state dtype and probe build: its name is in the names compiled with it and instantiated for nvcc."
+    from qwen_engine import gdn
+    src = open(gdn.__file__.replace("qwen_engine/gdn.py", "kernels/gdn.cu")).read()
+    for v in sorted(gdn._SHAPES):
+        for M in range(1, gdn.MAX_M + 1):
+            for bf in (False, True):
+                for pr in ((False, True) if M == 1 and v >= 3 else (False,)):
+                    n, defines, together = gdn._build(M, bf, v, pr)
+                    assert n in together and f"template __global__ void {n}(" in src, (v, M, bf, pr, n)
+    n, _, together = gdn._build(1, False, 7, rel=True)
+    assert n == "gdn_decode_v7<1, false, true, false, true>" and n in together
+    with pytest.raises(ValueError, match="no GDN variant 26"): gdn._build(1, False, 26)
