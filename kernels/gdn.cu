@@ -2248,6 +2248,25 @@ __device__ __forceinline__ void gdn_state_store4(const float (&s)[4][4], void* r
   }
 }
 
+// the gates from the 16 warp sums: beta in warp 15, the decay in warp 14, lanes 0..M-1 (v7's split of gdn_gates)
+template <int M>
+__device__ __forceinline__ void gdn_gates_w15w14(const float (&s_red)[16][2 * M], int w, int l, float dtb, float negA, float* s_beta, float* s_decay) {
+  if (w == 15 && l < M) {
+    float b = 0.f;
+    for (int ww = 0; ww < 16; ++ww) b += s_red[ww][l];
+    b = qe_round_bf16(b);
+    s_beta[l] = qe_round_bf16(__fdiv_rn(1.f, __fadd_rn(1.f, expf(-b))));
+  }
+  if (w == 14 && l < M) {
+    float a = 0.f;
+    for (int ww = 0; ww < 16; ++ww) a += s_red[ww][M + l];
+    a = qe_round_bf16(a);
+    const float ap = __fadd_rn(a, dtb);
+    const float sp = ap > 20.f ? ap : log1pf(expf(ap));
+    s_decay[l] = expf(__fmul_rn(negA, sp));
+  }
+}
+
 template <int M, bool BF16_STATE, bool PROBE, int MINB = 1, bool R3 = false, bool LATE = false, bool BAS = false, bool BPOST = false>
 __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(GDN_THREADS, MINB) gdn_decode_v15(
     const unsigned short* __restrict__ qkvz, const unsigned short* __restrict__ x,
@@ -2327,8 +2346,8 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(GDN_THREADS, MINB) g
     }
   };
   auto ba_phase = [&]() {
-  if (ba_t) {
-    float pb[M], pa[M];
+  if (ba_t) {                                                      // v10's loop, written out: as a function it changed
+    float pb[M], pa[M];                                            // the machine code of the measured M > 1 builds
 #pragma unroll
     for (int m = 0; m < M; ++m) pb[m] = pa[m] = 0.f;
 #pragma unroll
@@ -2368,32 +2387,10 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(GDN_THREADS, MINB) g
     }
   }
   if (BAS && w >= 14) { while (!gdn_mbar_try_wait_cluster(bar_ba, 0)) {} }   // the peer's 8 warps' sums
-  if (w == 15 && l < M) {
-    float b = 0.f;
-    for (int ww = 0; ww < 16; ++ww) b += s_red[ww][l];
-    b = qe_round_bf16(b);
-    s_beta[l] = qe_round_bf16(__fdiv_rn(1.f, __fadd_rn(1.f, expf(-b))));
-  }
-  if (w == 14 && l < M) {
-    float a = 0.f;
-    for (int ww = 0; ww < 16; ++ww) a += s_red[ww][M + l];
-    a = qe_round_bf16(a);
-    const float ap = __fadd_rn(a, dtb);
-    const float sp = ap > 20.f ? ap : log1pf(expf(ap));
-    s_decay[l] = expf(__fmul_rn(negA, sp));
-  }
+  gdn_gates_w15w14<M>(s_red, w, l, dtb, negA, s_beta, s_decay);
   };
   if constexpr (!BPOST) ba_phase();
-  if constexpr (!R3 && !LATE) if (conv_t) {
-#pragma unroll
-    for (int j = 0; j < 3; ++j) {
-      const int slot = (p0 - 3 + j) & (GDN_RING - 1);
-      unsigned short v = rr[0];
-#pragma unroll
-      for (int q = 1; q < GDN_RING; ++q) v = slot == q ? rr[q] : v;
-      win[j] = qe_bf16_to_f32(v);
-    }
-  }
+  if constexpr (!R3 && !LATE) if (conv_t) pick_window();
   GDN_MARK(2);
 
   // ---- 3. the grid wait; then the GEMV's output: this thread's conv input, lane l's z

@@ -28,6 +28,17 @@ WHAT10 = ("gdn_decode_v10 (v7 with b, a, beta, the decay and the conv window bef
           "timings, chained PDL graphs (interleaved), the phase probe, GEMV+GDN pairs.")
 
 
+def chained_rounds(runs, rounds=3) -> list:
+    "Chained PDL graphs of 48 launches at M = 1 and 8 for each variant of `runs`, interleaved, `rounds` times: the timing_pdl rows."
+    rows = []
+    for rnd in range(rounds):
+        for v in runs:
+            for M in (1, 8):
+                us = E.safe(f"timing v{v}+pdl M={M}", lambda: E.time_one(v, M=M, pdl=True))
+                rows.append(dict(variant=v, M=M, round=rnd, us=us, us_per_token=us and us / M))
+    return rows
+
+
 def probe(v, pdl=False):
     E.PHASES = PHASES10 if v in (10, 11) else V7.PHASES7
     return E.probe_run(v, pdl)
@@ -55,11 +66,7 @@ def main(new=10, before=(7,), what=WHAT10):
     if f"v{new}" in ok: data["timing"][f"v{new}"] = E.safe(f"timing v{new}", lambda: G.timing(CFG, data["bandwidth_tbps"], variant=new))
     data["timing_pdl"] = []
     if E.HAS_PDL:
-        for rnd in range(3):
-            for v in list(before) + ([new] if f"v{new}+pdl" in ok else []):
-                for M in (1, 8):
-                    us = E.safe(f"timing v{v}+pdl M={M}", lambda: E.time_one(v, M=M, pdl=True))
-                    data["timing_pdl"].append(dict(variant=v, M=M, round=rnd, us=us, us_per_token=us and us / M))
+        data["timing_pdl"] = chained_rounds(list(before) + ([new] if f"v{new}+pdl" in ok else []))
     print(f"timing done ({time.time() - T0:.0f} s)", flush=True)
     record()
     pi = data["probe_identity"] or {}

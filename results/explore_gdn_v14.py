@@ -55,11 +55,7 @@ def main():
     data["timing_pdl"] = []
     runs = [7] + ([14] if "v14+pdl" in ok else [])
     if E.HAS_PDL:
-        for rnd in range(3):
-            for v in runs:
-                for M in (1, 8):
-                    us = E.safe(f"timing v{v}+pdl M={M}", lambda: E.time_one(v, M=M, pdl=True))
-                    data["timing_pdl"].append(dict(variant=v, M=M, round=rnd, us=us, us_per_token=us and us / M))
+        data["timing_pdl"] = X.chained_rounds(runs)
     print(f"timing done ({time.time() - T0:.0f} s)", flush=True)
     record()
     pi = (data["probe_identity"] or {}).get("v14_probe_float32", {})
