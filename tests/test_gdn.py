@@ -401,3 +401,10 @@ def test_every_variant_build_is_instantiated_and_compiled_with_its_family():
     n, _, together = gdn._build(1, False, 7, rel=True)
     assert n == "gdn_decode_v7<1, false, true, false, true>" and n in together
     with pytest.raises(ValueError, match="no GDN variant 26"): gdn._build(1, False, 26)
+
+def test_v15_records_the_chapter_reads_are_committed():
+    "Chapter 08's v15-v25 section reads these records (and skips its tables when one is missing): they must be there."
+    from qwen_engine.runtime import read_record
+    for n in ("gdn_v15_h200", "gdn_v15_step_h200", "gdn_v22_h200", "gdn_v22_step_h200", "gdn_v24_h200", "gdn_v24_step_h200",
+              "gdn_v15t_h200", "gdn_v22t_h200", "gdn_v24t_h200", "gdn_v23_step_h200", "gdn_all_h200"):
+        assert read_record(n)["data"], n
