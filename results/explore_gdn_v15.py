@@ -40,8 +40,15 @@ WHAT = ("gdn_decode_v15 (a cluster of two 512-thread blocks per head, v10's prol
 NEW = (15, 16, 17, 18, 19, 20, 21)
 
 
+PHASES22 = ["issue loads (b/a weights, x, 32 KiB of state, conv_w, ring slots, gates, norm_w, ctl)", "before the wait: the conv window",
+            "grid wait", "b/a partials, barrier, beta ‖ decay; conv + SiLU: wait qkvz; ring write; SiLU(z)", "barrier 1",
+            "l2norm (warps 0..2M-1)", "barrier 2", "recurrence on 4 columns a warp, M steps",
+            "cluster wait; the norm's partial to both blocks (st.async)", "state stores; wait for the 32 partials; gated norm + out"]
+
+
 def probe(v, pdl=False):
-    E.PHASES = PHASES15 if v >= 15 else X.PHASES10 if v in (10, 11) else V7.PHASES7
+    "The probe of block 0 (phase names: v22-v25 do b and a after the wait; the records of gdn_v22/v24 were made with PHASES15's names)."
+    E.PHASES = PHASES22 if v >= 22 else PHASES15 if v >= 15 else X.PHASES10 if v in (10, 11) else V7.PHASES7
     return E.probe_run(v, pdl)
 
 
