@@ -34,7 +34,7 @@
 //      LATE (variant 11): the state's loads issued after the b/a barrier.
 //   v15 gdn_decode_v15<M, BF16_STATE, PROBE, MINB, R3, LATE, BAS, BPOST>: a cluster of two 512-thread blocks per head, each
 //      v1's threads for b/a and the conv (v10's prologue, before the wait), 4 state columns a warp, the norm's partials
-//      to both blocks by st.async (v12's exchange); variants 16-23 its builds (the flags: see the kernel). Bit-identical to v3.
+//      to both blocks by st.async (v12's exchange); variants 16-25 its builds (the flags: see the kernel). Bit-identical to v3.
 //   v14 gdn_decode_v7<M, BF16_STATE, true, PROBE, false, true> (NOB2): v7 (EARLY) without its second barrier: the l2norm's
 //      lane sums of squares made by the conv threads before barrier 1 (dynamic shared memory, 256 M bytes), every warp its
 //      own gates and l2norm factors after it. Bit-identical to v3. (First a kernel of its own, gdn_decode_v14, a0ee097;
