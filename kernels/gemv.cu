@@ -2234,6 +2234,11 @@ GEMV25_INST(2, 4, 2, 2, false, 10, 1, 4, 0) GEMV25_INST(2, 4, 2, 2, false, 10, 1
 // ER (v26er): each step's registers refilled with the run after next as soon as that step's math is done, instead of the
 // whole slot at the top of the next run: the warp keeps close to two runs in flight while it computes (gemv_dry26_h200: the
 // same requests without the math read 97-98 % where the engine reads 88-93 %). The same loads, math and sums (bit-identical).
+// XS 3 (v26xs3): XS 1's staging with every thread's copies issued at once (cp.async, 16 bytes each, fully unrolled: K is a
+// compile-time constant) and one wait; XS 1's loop waited out one L2 round trip per piece (its SASS: LDG, STS, branch).
+// The pieces are placed so that a quarter-warp's read is 128 contiguous bytes (no bank conflict): piece i = 64 st + 8 g +
+// 2 t + h of the activation (lane (g, t)'s half h of step st) sits at 64 st + 32 h + 4 g + t. The same values: bit-identical.
+__device__ __forceinline__ int gemv_xs3_slot(int i) { return (i & ~63) | ((i & 1) << 5) | (((i >> 3) & 7) << 2) | ((i >> 1) & 3); }
 template <int WL>
 __device__ __forceinline__ uint4 gemv_wload(const void* p) {   // WL 0: ld_stream (the engine's); 1 .cg; 2 .cs
   if (WL == 0) return ld_stream(p);
@@ -2317,6 +2322,16 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
     for (int i = threadIdx.x; i < KK / 8; i += blockDim.x) xsm26[i] = __ldg(reinterpret_cast<const uint4*>(x) + i);
     __syncthreads();
   }
+  if (XS == 3) {                                             // XS 3: every piece's copy issued at once, one wait
+    constexpr int NX = KK / 8, NT = 32 * SR;
+#pragma unroll
+    for (int j = 0; j < (NX + NT - 1) / NT; ++j) {
+      const int i = threadIdx.x + NT * j;
+      if (NX % NT == 0 || i < NX) gemv_cp16(qe_smem_u32(xsm26 + gemv_xs3_slot(i)), reinterpret_cast<const uint4*>(x) + i);
+    }
+    asm volatile("cp.async.wait_all;" ::: "memory");
+    __syncthreads();
+  }
   if (XS == 2 && threadIdx.x == 0) {                        // XS 2: one bulk copy of the activation
     asm volatile("fence.proxy.async.global;" ::: "memory");   // the kernel before wrote x through the generic proxy
     qe_mbar_expect_tx(qe_smem_u32(&xbar26), 2 * KK);
@@ -2354,7 +2369,8 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
         x0[0][1] = __ldg(reinterpret_cast<const uint4*>(x + 512 * (st + 1) + lk + 8));
       }
       if (XS == 2 && ss == R0 && u == 0) { while (!qe_mbar_try_wait(qe_smem_u32(&xbar26), 0)) {} }
-      if (XS) { xl[0][0] = xsm26[64 * st + 8 * g + 2 * t]; xl[0][1] = xsm26[64 * st + 8 * g + 2 * t + 1]; }
+      if (XS == 1 || XS == 2) { xl[0][0] = xsm26[64 * st + 8 * g + 2 * t]; xl[0][1] = xsm26[64 * st + 8 * g + 2 * t + 1]; }
+      if (XS == 3) { xl[0][0] = xsm26[64 * st + 4 * g + t]; xl[0][1] = xsm26[64 * st + 32 + 4 * g + t]; }
       if (XL == 1) {
         asm volatile("ld.global.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(xl[0][0].x), "=r"(xl[0][0].y), "=r"(xl[0][0].z), "=r"(xl[0][0].w) : "l"(x + 512 * st + lk) : "memory");
         asm volatile("ld.global.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(xl[0][1].x), "=r"(xl[0][1].y), "=r"(xl[0][1].z), "=r"(xl[0][1].w) : "l"(x + 512 * st + lk + 8) : "memory");
@@ -2408,7 +2424,7 @@ __global__ void __launch_bounds__(32 * SR) __maxnreg__(MAXR) gemv_fp8_v26r(
     float* __restrict__ partial, unsigned* __restrict__ counters) {
   gemv_v26_body<SR, RP, EPI, U, KST, E, 0, (KST + U - 1) / U, false, false, EK>(W, scale, x, res, y, N, partial);
 }
-// v26xs: v26 (E, EK as given) with XS's activation in shared memory (launch with 2 K bytes of it). Bit-identical to v26.
+// v26xs: v26 (E, EK as given) with XS's activation in shared memory (launch with 2 K bytes of it; XSM 1, 2 or 3). Bit-identical to v26.
 template <int SR, int RP, int EPI, int U, int KST, int MINB, bool E = false, bool EK = false, int XSM = 1>
 __global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v26xs(
     const unsigned char* __restrict__ W, const float* __restrict__ scale, const unsigned short* __restrict__ x,
@@ -2585,6 +2601,7 @@ template __global__ void gemv_fp8_v26xp<2, 2, 0, 3, 10, 7, true, true>(const uns
 template __global__ void gemv_fp8_v26probe<2, 2, 0, 3, 10, 7, true, true, 3>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 template __global__ void gemv_fp8_v26r<2, 2, 0, 3, 10, 144, true, true>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 template __global__ void gemv_fp8_v26xs<2, 2, 0, 3, 10, 7, true, true, 2>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+template __global__ void gemv_fp8_v26xs<2, 2, 0, 3, 10, 7, true, true, 3>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 template __global__ void gemv_fp8_v26xl<2, 2, 0, 3, 10, 7, true, true, 1>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 template __global__ void gemv_fp8_v26wl<2, 2, 0, 3, 10, 7, true, true, 2>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 template __global__ void gemv_fp8_v29<4, 1, 2, 34, 5>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
