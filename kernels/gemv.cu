@@ -2238,6 +2238,12 @@ GEMV25_INST(2, 4, 2, 2, false, 10, 1, 4, 0) GEMV25_INST(2, 4, 2, 2, false, 10, 1
 // compile-time constant) and one wait; XS 1's loop waited out one L2 round trip per piece (its SASS: LDG, STS, branch).
 // The pieces are placed so that a quarter-warp's read is 128 contiguous bytes (no bank conflict): piece i = 64 st + 8 g +
 // 2 t + h of the activation (lane (g, t)'s half h of step st) sits at 64 st + 32 h + 4 g + t. The same values: bit-identical.
+// Measured (gemv_v26xs3_h200.json): 15-45 %, three times slower than the engine: every block of the grid asks L2 for the same
+// K bytes at once, past L1 (.cg). XS 4: the same with cp.async.ca (through L1, which the SM's blocks share); XS 5: loads into
+// registers through L1 (ld.global.nc), 10 pieces a thread at once, then the stores (XS 1 without its round trip per piece).
+__device__ __forceinline__ void gemv_cp16ca(unsigned dst, const void* src) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 16;" :: "r"(dst), "l"(src) : "memory");
+}
 __device__ __forceinline__ int gemv_xs3_slot(int i) { return (i & ~63) | ((i & 1) << 5) | (((i >> 3) & 7) << 2) | ((i >> 1) & 3); }
 template <int WL>
 __device__ __forceinline__ uint4 gemv_wload(const void* p) {   // WL 0: ld_stream (the engine's); 1 .cg; 2 .cs
@@ -2322,14 +2328,35 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
     for (int i = threadIdx.x; i < KK / 8; i += blockDim.x) xsm26[i] = __ldg(reinterpret_cast<const uint4*>(x) + i);
     __syncthreads();
   }
-  if (XS == 3) {                                             // XS 3: every piece's copy issued at once, one wait
+  if (XS == 3 || XS == 4) {                                  // XS 3 / 4: every piece's copy issued at once, one wait
     constexpr int NX = KK / 8, NT = 32 * SR;
 #pragma unroll
     for (int j = 0; j < (NX + NT - 1) / NT; ++j) {
       const int i = threadIdx.x + NT * j;
-      if (NX % NT == 0 || i < NX) gemv_cp16(qe_smem_u32(xsm26 + gemv_xs3_slot(i)), reinterpret_cast<const uint4*>(x) + i);
+      if (NX % NT == 0 || i < NX) {
+        if (XS == 3) gemv_cp16(qe_smem_u32(xsm26 + gemv_xs3_slot(i)), reinterpret_cast<const uint4*>(x) + i);
+        else gemv_cp16ca(qe_smem_u32(xsm26 + gemv_xs3_slot(i)), reinterpret_cast<const uint4*>(x) + i);
+      }
     }
     asm volatile("cp.async.wait_all;" ::: "memory");
+    __syncthreads();
+  }
+  if (XS == 5) {                                             // XS 5: loads into registers (L1), XB pieces a thread at once
+    constexpr int NX = KK / 8, NT = 32 * SR, PER = (NX + NT - 1) / NT, XB = 10;
+#pragma unroll
+    for (int j0 = 0; j0 < PER; j0 += XB) {
+      uint4 tmp[XB];
+#pragma unroll
+      for (int j = j0; j < j0 + XB && j < PER; ++j) {
+        const int i = threadIdx.x + NT * j;
+        if (NX % NT == 0 || i < NX) tmp[j - j0] = __ldg(reinterpret_cast<const uint4*>(x) + i);
+      }
+#pragma unroll
+      for (int j = j0; j < j0 + XB && j < PER; ++j) {
+        const int i = threadIdx.x + NT * j;
+        if (NX % NT == 0 || i < NX) xsm26[gemv_xs3_slot(i)] = tmp[j - j0];
+      }
+    }
     __syncthreads();
   }
   if (XS == 2 && threadIdx.x == 0) {                        // XS 2: one bulk copy of the activation
@@ -2370,7 +2397,7 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
       }
       if (XS == 2 && ss == R0 && u == 0) { while (!qe_mbar_try_wait(qe_smem_u32(&xbar26), 0)) {} }
       if (XS == 1 || XS == 2) { xl[0][0] = xsm26[64 * st + 8 * g + 2 * t]; xl[0][1] = xsm26[64 * st + 8 * g + 2 * t + 1]; }
-      if (XS == 3) { xl[0][0] = xsm26[64 * st + 4 * g + t]; xl[0][1] = xsm26[64 * st + 32 + 4 * g + t]; }
+      if (XS >= 3) { xl[0][0] = xsm26[64 * st + 4 * g + t]; xl[0][1] = xsm26[64 * st + 32 + 4 * g + t]; }
       if (XL == 1) {
         asm volatile("ld.global.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(xl[0][0].x), "=r"(xl[0][0].y), "=r"(xl[0][0].z), "=r"(xl[0][0].w) : "l"(x + 512 * st + lk) : "memory");
         asm volatile("ld.global.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(xl[0][1].x), "=r"(xl[0][1].y), "=r"(xl[0][1].z), "=r"(xl[0][1].w) : "l"(x + 512 * st + lk + 8) : "memory");
@@ -2602,6 +2629,8 @@ template __global__ void gemv_fp8_v26probe<2, 2, 0, 3, 10, 7, true, true, 3>(con
 template __global__ void gemv_fp8_v26r<2, 2, 0, 3, 10, 144, true, true>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 template __global__ void gemv_fp8_v26xs<2, 2, 0, 3, 10, 7, true, true, 2>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 template __global__ void gemv_fp8_v26xs<2, 2, 0, 3, 10, 7, true, true, 3>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+template __global__ void gemv_fp8_v26xs<2, 2, 0, 3, 10, 7, true, true, 4>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+template __global__ void gemv_fp8_v26xs<2, 2, 0, 3, 10, 7, true, true, 5>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 template __global__ void gemv_fp8_v26xl<2, 2, 0, 3, 10, 7, true, true, 1>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 template __global__ void gemv_fp8_v26wl<2, 2, 0, 3, 10, 7, true, true, 2>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 template __global__ void gemv_fp8_v29<4, 1, 2, 34, 5>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
