@@ -10,16 +10,17 @@ __all__ = ['BLOCK', 'ENGINE_KERNELS', 'V3_KERNELS', 'V8_SWEEP', 'V8_KERNELS', 'V
            'HEAD_V4_SWEEP', 'HEAD_V4_KERNELS', 'HEAD_V5_SWEEP', 'HEAD_V5_KERNELS', 'HEAD_V6_SWEEP', 'HEAD_V6_KERNELS',
            'HEAD_V7_SWEEP', 'HEAD_V7_KERNELS', 'HEAD_V8_SWEEP', 'HEAD_V8_KERNELS', 'HEAD_KPT', 'HEAD_TOPK_SMEM',
            'MODEL_SHAPES', 'AWKWARD', 'V12_MARGIN', 'V12_PLAN', 'V12_MINB', 'ENGINE_MARGIN', 'ENGINE_CHOICE',
-           'ENGINE_V14', 'ENGINE_MINB', 'ENGINE_V26', 'V19_SWEEP', 'V20_SWEEP', 'V20_KERNELS', 'V21_LP', 'V21_SWEEP',
-           'V21_KERNELS', 'V22_SWEEP', 'V22_KERNELS', 'V23_SWEEP', 'V23B_SWEEP', 'V23_KERNELS', 'V19_KERNELS',
-           'quantize_fp8', 'dequantize_fp8', 'gemv_reference', 'gemv_scratch', 'v4_plan', 'v4_scratch', 'v8_plan',
-           'v8_smem', 'v8_scratch', 'v13_grid', 'v13_scratch', 'v20_smem', 'v14_smem', 'v22_smem', 'stream_probe',
-           'gemv', 'lm_head_scratch', 'lm_head', 'head_keys', 'decode_head_keys', 'head_topk_ok', 'head_topk_capacity',
-           'head_topk_scratch', 'head_topk_reference', 'head_topk', 'engine_plan', 'engine_scratch', 'engine_kwargs',
-           'engine_gemv', 'engine_choice', 'synth_fp8', 'torch_epilogue', 'check_gemv', 'check_ok',
-           'check_multirow_identity', 'bytes_of', 'time_engine', 'time_gemv', 'time_scaled_mm', 'check_lm_head',
-           'check_lm_head_topk', 'bandwidth_now', 'sweep', 'M_PAD_BYTES', 'best_choice', 'token_graph', 'time_lm_head',
-           'run_all', 'bench_register', 'checks_table', 'best_by_variant', 'speed_table', 'speed_plot']
+           'ENGINE_V14', 'ENGINE_MINB', 'ENGINE_V26', 'ENGINE_V26_LOOP', 'V19_SWEEP', 'V20_SWEEP', 'V20_KERNELS',
+           'V21_LP', 'V21_SWEEP', 'V21_KERNELS', 'V22_SWEEP', 'V22_KERNELS', 'V23_SWEEP', 'V23B_SWEEP', 'V23_KERNELS',
+           'V19_KERNELS', 'quantize_fp8', 'dequantize_fp8', 'gemv_reference', 'gemv_scratch', 'v4_plan', 'v4_scratch',
+           'v8_plan', 'v8_smem', 'v8_scratch', 'v13_grid', 'v13_scratch', 'v20_smem', 'v14_smem', 'v22_smem',
+           'stream_probe', 'gemv', 'lm_head_scratch', 'lm_head', 'head_keys', 'decode_head_keys', 'head_topk_ok',
+           'head_topk_capacity', 'head_topk_scratch', 'head_topk_reference', 'head_topk', 'engine_plan',
+           'engine_scratch', 'engine_kwargs', 'engine_gemv', 'engine_choice', 'synth_fp8', 'torch_epilogue',
+           'check_gemv', 'check_ok', 'check_multirow_identity', 'bytes_of', 'time_engine', 'time_gemv',
+           'time_scaled_mm', 'check_lm_head', 'check_lm_head_topk', 'bandwidth_now', 'sweep', 'M_PAD_BYTES',
+           'best_choice', 'token_graph', 'time_lm_head', 'run_all', 'bench_register', 'checks_table', 'best_by_variant',
+           'speed_table', 'speed_plot']
 
 # %% ../nbs/06_gemv.ipynb #9b77fff9
 import functools, math, time
@@ -66,7 +67,8 @@ ENGINE_KERNELS = tuple(f"gemv_fp8_v11<{s}, {rg}, {e}>" for s, rg, e in ((1, 1, 0
                  + ("lm_head_bf16_v6<8, 20, 1, 2, 20>", "lm_head_bf16_v6<8, 20, 8, 2, 20>") \
                  + ("gemv_fp8_v23<4, 1, 2, 0, 1, 3, true, 4, false, false>", "gemv_fp8_v23<4, 1, 2, 1, 1, 3, true, 5, true, true>") \
                  + ("gemv_fp8_v26<2, 1, 2, 2, 10, 8>", "gemv_fp8_v26<4, 1, 1, 3, 12, 5, true, true>", "gemv_fp8_v26<2, 2, 0, 3, 10, 7, true, true>",
-                    "gemv_fp8_v26<2, 2, 0, 3, 10, 8, true, true>", "gemv_fp8_v26<2, 2, 1, 4, 34, 5, true, true>")
+                    "gemv_fp8_v26<2, 2, 0, 3, 10, 8, true, true>", "gemv_fp8_v26<2, 2, 1, 4, 34, 5, true, true>",
+                    "gemv_fp8_v26lp<4, 1, 1, 2, 34, 5, true, true, 2>")
 # v3, the engine's GEMV until v11 (kept, with its numbers), compiled the same way when it is asked for.
 V3_KERNELS = tuple(f"gemv_fp8_v3<{s}, {rg}, {e}>" for s, rg, e in ((2, 1, 0), (4, 1, 0), (8, 1, 0), (4, 2, 0), (2, 1, 1), (4, 1, 1),
                                                                    (8, 1, 1), (2, 2, 2), (4, 2, 2), (8, 2, 2))) \
@@ -355,16 +357,19 @@ def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None,
         launch(k, (grid, KS), (32 * S,), args + (part, cnt), smem=smem)
         return out
     if variant == 26 and M == 1:                        # S: warps a block (SR), D: steps a run (U), v13opt[1]: row pairs a warp; no split
-        SK, RP, early, *_ = v13opt
+        SK, RP, early, *rest = v13opt                    # rest: (XS, RU): RU > 0 runs RU runs a loop trip (v26lp)
+        RU = rest[1] if len(rest) > 1 else 0
         U, KST = D, K // 512
         if KS != 1 or SK != 1 or K % 512 or not 1 <= U <= KST: raise ValueError(f"v26 runs runs of {U} steps over K = {K} in one block (KS = 1, SK = 1, 1 <= U <= K / 512)")
         grid, _ = v13_grid(N, K, epi, S, RP)
-        name = f"gemv_fp8_v26<{S}, {RP}, {epi}, {U}, {KST}, {minb or 1}" + {0: ">", 1: ", true>", 2: ", true, true>", 3: ", true, true, true>"}[int(early)]   # early 2: EK, 3: EK2
+        if RU and (RU % 2 or int(early) == 3): raise ValueError(f"v26lp loops an even number of runs a trip (RU = {RU}), without EK2")
+        name = (f"gemv_fp8_v26lp<{S}, {RP}, {epi}, {U}, {KST}, {minb or 1}, " + {0: "false, false", 1: "true, false", 2: "true, true"}[int(early)] + f", {RU}>"
+                if RU else f"gemv_fp8_v26<{S}, {RP}, {epi}, {U}, {KST}, {minb or 1}" + {0: ">", 1: ", true>", 2: ", true, true>", 3: ", true, true, true>"}[int(early)])   # early 2: EK, 3: EK2
         k = _engine_kernel(name) if name in ENGINE_KERNELS else get_kernel("gemv", name)
         launch(k, (grid,), (32 * S,), args + (out, out), pdl=pdl)
         return out
     if variant == 26:                                   # M > 1: v14's 8-token build (V13_MULTI), the same sums a row: v26's bits;
-        variant, v13opt = 14, (v13opt[0], v13opt[1], True, *v13opt[3:])   # with early loads, as the engine's v14 gate|up ran it
+        variant, v13opt = 14, (v13opt[0], v13opt[1], True, *v13opt[3:4])   # with early loads, as the engine's v14 gate|up ran it
     if variant in (13, 14, 15, 16, 18, 19, 20, 21, 22, 23):   # S: warps on distinct rows (SR); v13opt = (SK warps splitting K, RP row pairs per warp, EARLY[, XS[, PF | LP]]); minb 1 = none
         SK, RP, early, *rest = v13opt
         xs = bool(rest and rest[0]) and variant in (14, 15, 16, 18, 19, 21, 23)
@@ -594,7 +599,7 @@ V12_MINB = {(5120, 6144, 1): 6, (34816, 5120, 2): 3}
 # repeat faster; 8.342 against 8.390 at 32K), greedy tokens equal.
 ENGINE_MARGIN = 0.01
 ENGINE_CHOICE = {(14336, 5120, 0): (26, 2, 1, 1), (16384, 5120, 0): (26, 2, 1, 1), (5120, 6144, 1): (26, 4, 1, 1),
-                 (34816, 5120, 2): (26, 2, 2, 1), (5120, 17408, 1): (26, 2, 1, 1), "lm_head": (6, 8, 20, 2, 2)}
+                 (34816, 5120, 2): (26, 2, 2, 1), (5120, 17408, 1): (26, 4, 1, 1), "lm_head": (6, 8, 20, 2, 2)}
 # The head: lm_head_bf16_v6 (the head as a stream, CUDA-core math: 8 warps, a ring of a whole row (20 chunks), rows in
 # groups of 2, 2 blocks an SM) since head_v6_h200.json: 563.1 / 562.9 us alone, 99.4 % of the run's bandwidth (a plain
 # stream 558.9), against v4's 607.6 / 609.0 (92 %); the decode step 7.985 / 7.987 ms at 1K against 8.004 / 8.017 and
@@ -643,8 +648,15 @@ ENGINE_MINB = {(34816, 5120, 2): 8, (5120, 6144, 1): 5, (14336, 5120, 0): 7, (16
 # The token of GEMVs 6.692 / 6.678 ms against 6.706 / 6.700; the decode step 7.525 / 7.528 / 7.527 ms at 1K against 7.630 /
 # 7.642 / 7.645 and 7.827-7.848 at 32K against 7.907-7.932. down's sums are one chain a row instead of v23's two halves
 # (checked against the float64 definition, run to run, M = 8 rows = M = 1 calls), so the greedy tokens part from v23's.
+# down since gemv_v26lp2_h200 / gemv_v26lp_step_h200: v26lp, one row pair a warp in 4-warp blocks, runs of 2 (EK), its runs in a
+# loop of 2 a trip (ENGINE_V26_LOOP) instead of unrolled: the unrolled build was 81 KB of machine code (its DRY build 8 KB), the
+# loop's about a third, and the same row pairs unrolled read 71-81 % (the loop's size is what decides: loops of 8 and 16 runs
+# read 84 and 79 %). Bit-identical to the build of before (the same sums a row). Alone 22.19-22.68 us (86-88 %) against
+# 23.15-23.69 (83-85 %) in three runs; the token of GEMVs 6.626 / 6.631 ms against 6.692 / 6.707; the decode step by the median of
+# five interleaved repeats 7.534 ms at 1K against 7.538 and 7.856 at 32K against 7.879 (ranges overlapping; greedy tokens equal).
 ENGINE_V26 = {(34816, 5120, 2): (1, 2, 0), (5120, 6144, 1): (1, 3, 2), (14336, 5120, 0): (2, 3, 2), (16384, 5120, 0): (2, 3, 2),
-              (5120, 17408, 1): (2, 4, 2)}
+              (5120, 17408, 1): (1, 2, 2)}
+ENGINE_V26_LOOP = {(5120, 17408, 1): 2}                  # runs a loop trip (v26lp); a shape not here unrolls every run
 # v19's sweep: each shape's engine configuration (SR, SK, RP, D, EARLY, MINB, KS, XS) at every PF of V19_PF; its builds:
 # the shape's epilogue and the plain projection (check_gemv's), M = 1 and the M = 8 build. The prefetch costs registers
 # (nvcc -Xptxas -v, M = 1: q|gate|k|v 72 -> 77, gate|up 80 -> 85, qkv|z 117 -> 119, the split shapes 91 -> 93), which on
@@ -730,12 +742,18 @@ def engine_scratch(N: int, K: int, epi: int, device="cuda"):
     if v == 15: return None                             # the split meets inside a cluster
     return v13_scratch(N, K, epi, S, ENGINE_V14[(N, K, epi)][1], KS, device) if v in (14, 16, 18, 19, 20, 21, 22, 23) else gemv_scratch(N, RG, KS, epi, device)
 
+def _v26opt(N: int, K: int, epi: int) -> tuple:
+    "v26's v13opt for the engine's build of this shape: (1, RP, E, XS = False[, RU])."
+    RP, U, early = ENGINE_V26[(N, K, epi)]
+    RU = ENGINE_V26_LOOP.get((N, K, epi), 0)
+    return (1, RP, early, False) + ((RU,) if RU else ())
+
 def engine_kwargs(N: int, K: int, epi: int) -> dict:
     "The keyword arguments of `gemv` (and `check_gemv`) that launch the engine's configuration for this shape."
     v, S, RG, KS = engine_plan(N, K, epi)
     if v == 26:
         RP, U, early = ENGINE_V26[(N, K, epi)]
-        return dict(S=S, RG=RG, variant=26, KS=KS, D=U, v13opt=(1, RP, early, False), minb=ENGINE_MINB.get((N, K, epi), 0))
+        return dict(S=S, RG=RG, variant=26, KS=KS, D=U, v13opt=_v26opt(N, K, epi), minb=ENGINE_MINB.get((N, K, epi), 0))
     if v in (14, 15, 16, 18, 19, 20, 21, 22, 23):
         SK, RP, D, E, XS, *PF = ENGINE_V14[(N, K, epi)]          # v19: a sixth entry, its prefetch distance
         return dict(S=S, RG=RG, variant=v, KS=KS, D=D, v13opt=(SK, RP, E, XS, *PF), minb=ENGINE_MINB.get((N, K, epi), 0))
@@ -750,7 +768,7 @@ def engine_choice(N: int, K: int, epi: int) -> tuple:
     p = engine_plan(N, K, epi)
     if p[0] == 26:
         RP, U, early = ENGINE_V26[(N, K, epi)]
-        return p + (4, U, 8, (1, RP, early, False))
+        return p + (4, U, 8, _v26opt(N, K, epi))
     if p[0] not in (14, 15, 16, 18, 19, 20, 21, 22, 23): return p + (4, 4)
     SK, RP, D, E, XS, *PF = ENGINE_V14[(N, K, epi)]
     return p + (4, D, 8, (SK, RP, E, XS, *PF))

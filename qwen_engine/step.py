@@ -418,7 +418,7 @@ ENGINE_PREWAIT = {
     "gemv_fp8_v26<2, 2, 0, 3, 10, 8, true, true, false>": ("gemv", "gemv", {_W: 12, _S: 3}, "qkv|z: 4 rows x a run of 3 steps, their scales (EK)"),
     "gemv_fp8_v26<2, 1, 2, 2, 10, 8, false, false, false>": ("gemv", "gemv", {}, "nothing (gate|up: ptxas schedules the wait first; early loads lost, chapter 06)"),
     "gemv_fp8_v26<4, 1, 1, 3, 12, 5, true, true, false>": ("gemv", "gemv", {_W: 6, _S: 3}, "out_proj, o_proj: 2 rows x a run of 3 steps, their scales (EK)"),
-    "gemv_fp8_v26<2, 2, 1, 4, 34, 5, true, true, false>": ("gemv", "gemv", {_W: 16, _S: 4}, "down: 4 rows x a run of 4 steps, their scales (EK)"),
+    "gemv_fp8_v26lp<4, 1, 1, 2, 34, 5, true, true, 2>": ("gemv", "gemv", {_W: 4, _S: 2}, "down: 2 rows x a run of 2 steps, their scales (EK)"),
     "lm_head_bf16_v6<8, 20, 1, 2, 20>": ("gemv", "head", {}, "nothing"),
     "argmax_partials": ("gemv", None, {}, "nothing"),
     "rmsnorm_bf16_v1<5120, 320, 0, false>": ("norms_kernels", "norm", {}, "nothing"),
