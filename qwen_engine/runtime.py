@@ -215,7 +215,7 @@ def sass_bodies(wrapper: str) -> dict:
     out = {}
     for block in sass_of(wrapper).split("Function : ")[1:]:
         lines = block.splitlines()
-        out[lines[0].split()[0]] = [m.group(1).strip() for l in lines[1:] if (m := re.search(r"/\*[0-9a-f]{4}\*/\s+(.*?);", l))]
+        out[lines[0].split()[0]] = [m.group(1).strip() for l in lines[1:] if (m := re.search(r"/\*[0-9a-f]{4,}\*/\s+(.*?);", l))]   # 5+ digits past 64 KB
     return out
 
 def prewait_loads(wrapper: str) -> dict:

@@ -10,6 +10,7 @@ from qwen_engine.runtime import sass_bodies, mangled_prefix, git_commit, repo_ro
 SIG = "(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);\n"
 BUILDS = ["gemv_fp8_v26<2, 2, 1, 4, 34, 5, true, true, false>",                   # down, the engine's until v26lp
           *(f"gemv_fp8_v26lp<4, 1, 1, 2, 34, 5, true, true, {ru}>" for ru in (0, 2, 4, 8, 16)),   # down, one pair, runs of 2
+          *(f"gemv_fp8_v26lp<4, 1, 1, 4, 34, 5, true, true, {ru}>" for ru in (0, 2)),     # down, one pair, runs of 4
           "gemv_fp8_v26lp<2, 2, 1, 4, 34, 5, true, true, 2>",                     # down, two pairs, looped (gemv_v26lp_h200: lost)
           "gemv_fp8_v26dry<2, 2, 1, 4, 34, 5, true, true>",                       # down's DRY build (no math)
           "gemv_fp8_v26<2, 2, 0, 3, 10, 7, true, true, false>", "gemv_fp8_v26<2, 2, 0, 3, 10, 8, true, true, false>",
