@@ -113,6 +113,12 @@
 //      (a tie or lost: gemv_v26wl_h200.json). DRY at other configurations: one row pair a warp streams down / out_proj at
 //      96-99 / 95 %, two pairs 84-88 / 85 %; with the math one pair reads 71-81 % (gemv_dry26b_h200.json,
 //      gemv_probe26c_h200.json); PROBE 4 (two mma chains) slower (gemv_probe26d_h200.json).
+//   v26lp gemv_fp8_v26lp<SR, RP, EPI, U, KST, MINB, E, EK, RU>: v26 with its runs in a loop of RU runs a trip (RU even) instead of
+//      unrolled: the same operations, a fraction of the machine code. THE ENGINE'S on down (4 warps of one row pair, runs of 2,
+//      EK, RU 2: 7.9 KB against the unrolled build's 81): 86-88 % alone against 83-85 %, the token 0.07 ms faster, the step
+//      within its noise (gemv_v26lp*_h200.json; sizes: gemv_sizes_sm90a.json). Lost on the other shapes (gemv_v26lp3_h200.json).
+//   v26xs XS 3-5 (the activation staged with every copy at once): XS 3 (cp.async.cg) 15-45 %, XS 4 (.ca) and XS 5 (registers
+//      through L1) ties or losses (gemv_v26xs3_h200.json, gemv_v26xs45_h200.json).
 //   v28 gemv_fp8_v28<SR, RP, EPI, U, KST, MINB>: v26 with a warp's pair of rows N / 2 apart on the plain shapes (as gate|up's
 //      are). Bit-identical. Lost: qkv|z 78-87 % vs 88-89, q|gate|k|v 81-83 % vs 84-85 (gemv_v28_h200.json).
 //   v29 gemv_fp8_v29<SR, EPI, U, KST, MINB, DRY>: one row pair a warp, its two K halves as two chains, met as v23's split meets
