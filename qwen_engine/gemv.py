@@ -649,9 +649,9 @@ ENGINE_MINB = {(34816, 5120, 2): 8, (5120, 6144, 1): 5, (14336, 5120, 0): 7, (16
 # 7.642 / 7.645 and 7.827-7.848 at 32K against 7.907-7.932. down's sums are one chain a row instead of v23's two halves
 # (checked against the float64 definition, run to run, M = 8 rows = M = 1 calls), so the greedy tokens part from v23's.
 # down since gemv_v26lp2_h200 / gemv_v26lp_step_h200: v26lp, one row pair a warp in 4-warp blocks, runs of 2 (EK), its runs in a
-# loop of 2 a trip (ENGINE_V26_LOOP) instead of unrolled: the unrolled build was 81 KB of machine code (its DRY build 8 KB), the
-# loop's about a third, and the same row pairs unrolled read 71-81 % (the loop's size is what decides: loops of 8 and 16 runs
-# read 84 and 79 %). Bit-identical to the build of before (the same sums a row). Alone 22.19-22.68 us (86-88 %) against
+# loop of 2 a trip (ENGINE_V26_LOOP) instead of unrolled: the unrolled two-pair build was 81 KB of machine code (its warps
+# waited on instruction fetch: gemv_ncu_down_h200.txt), the loop's 7.9 KB; the same one-pair build unrolled read 79-80 %, in
+# loops of 8 and 16 runs 83 and 78 % (in the unrolled body ptxas spreads each refill among the mmas; chapter 06). Bit-identical to the build of before (the same sums a row). Alone 22.19-22.68 us (86-88 %) against
 # 23.15-23.69 (83-85 %) in three runs; the token of GEMVs 6.626 / 6.631 ms against 6.692 / 6.707; the decode step by the median of
 # five interleaved repeats 7.534 ms at 1K against 7.538 and 7.856 at 32K against 7.879 (ranges overlapping; greedy tokens equal).
 ENGINE_V26 = {(34816, 5120, 2): (1, 2, 0), (5120, 6144, 1): (1, 3, 2), (14336, 5120, 0): (2, 3, 2), (16384, 5120, 0): (2, 3, 2),

@@ -740,3 +740,26 @@ def test_v26er_same_machine_code():
     same = {k: (body(a) == body(b), body(a) == body(c)) for k, (a, b, c) in pairs.items()}
     assert same == {(14336, 5120): (True, True), (16384, 5120): (True, True), (5120, 6144): (True, True), (34816, 5120): (True, True),
                     (5120, 17408): (False, False)}, same
+
+
+def test_v26lp_refills_leave_together():
+    """Chapter 06's reading of v26lp (down, one row pair a warp, runs of 2): in the loop (RU 2) each run's four refill loads
+    leave together ahead of the run's eight mmas, as the source asks; in the same build unrolled (RU 0) ptxas spreads them
+    among the mmas. The count of mmas ahead of each weight load in the machine code (sm_90a): the loop's are all multiples
+    of 8 (a run's mmas), the unrolled build's are not (the negative control: a comparison that can fail)."""
+    import bisect, re
+    from qwen_engine.runtime import sass_tool, sass_of, mangled_prefix
+    if not all(sass_tool(t) for t in ("nvcc", "cuobjdump", "nvdisasm")): pytest.skip("needs nvcc, cuobjdump and nvdisasm (bash .ci/setup dev)")
+    sig = "(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);\n"
+    builds = {ru: f"gemv_fp8_v26lp<4, 1, 1, 2, 34, 5, true, true, {ru}>" for ru in (0, 2)}
+    sass = sass_of('#define __CUDACC_RTC__ 1\n#include "gemv.cu"\n' + "".join(f"template __global__ void {b}{sig}" for b in builds.values()))
+    ahead = {}
+    for blk in sass.split("Function : ")[1:]:
+        ru = next((r for r, b in builds.items() if blk.split()[0].startswith(mangled_prefix(b))), None)
+        if ru is None: continue
+        ins = [m.group(1) for l in blk.splitlines() if (m := re.search(r"/\*[0-9a-f]{4,}\*/\s+(.*?);", l))]
+        hm = [i for i, s in enumerate(ins) if "HMMA" in s]
+        ahead[ru] = [bisect.bisect_left(hm, i) for i, s in enumerate(ins) if "LDG.E.NA.128" in s]
+    assert set(ahead) == {0, 2}
+    assert all(n % 8 == 0 for n in ahead[2]) and len(ahead[2]) == 16
+    assert sum(n % 8 != 0 for n in ahead[0]) >= 8 and len(ahead[0]) == 72
