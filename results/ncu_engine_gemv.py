@@ -7,12 +7,20 @@ ncu --clock-control none --section SpeedOfLight --section MemoryWorkloadAnalysis
     --section SchedulerStats --section Occupancy --section LaunchStats -k regex:gemv_fp8 python3 results/ncu_engine_gemv.py"""
 import torch
 from qwen_engine import gemv as G
-gen = torch.Generator(device="cuda").manual_seed(0)
-for N, K, epi, what in G.MODEL_SHAPES:
-    q, sc = G.synth_fp8(N, K, gen)
-    x = torch.randn(1, K, generator=gen, device="cuda").to(torch.bfloat16)
-    res = torch.randn(1, N, generator=gen, device="cuda").to(torch.bfloat16) if epi == 1 else None
-    out = torch.empty(1, N // 2 if epi == 2 else N, dtype=torch.bfloat16, device="cuda")
-    print(what, G.engine_plan(N, K, epi), flush=True)
-    G.engine_gemv(q, sc, x, epi, res, out=out, scratch=G.engine_scratch(N, K, epi))
-    torch.cuda.synchronize()
+
+
+def engine_gemvs(gen):
+    "One launch of the engine's GEMV on each model shape (synthetic weights from `gen`), synchronised after each."
+    for N, K, epi, what in G.MODEL_SHAPES:
+        q, sc = G.synth_fp8(N, K, gen)
+        x = torch.randn(1, K, generator=gen, device="cuda").to(torch.bfloat16)
+        res = torch.randn(1, N, generator=gen, device="cuda").to(torch.bfloat16) if epi == 1 else None
+        out = torch.empty(1, N // 2 if epi == 2 else N, dtype=torch.bfloat16, device="cuda")
+        print(what, G.engine_plan(N, K, epi), flush=True)
+        G.engine_gemv(q, sc, x, epi, res, out=out, scratch=G.engine_scratch(N, K, epi))
+        torch.cuda.synchronize()
+        del q, sc
+
+
+if __name__ == "__main__":
+    engine_gemvs(torch.Generator(device="cuda").manual_seed(0))

@@ -4,20 +4,14 @@ found its 81 KB down build waiting on instruction fetch (no_instruction, gemv_nc
 90 KB of machine code and GDN's 23 KB (nvcc 13, sm_90a): do they? Usage on the H200 (part `ncu-stalls` of
 results/h200_session.sh writes results/ncu_stalls_h200.txt):
 ncu --clock-control none --section SpeedOfLight --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active.ratio' \
-    -k 'regex:gemv_fp8|attn|gdn_decode' python3 results/ncu_stalls.py"""
+    -k 'regex:gemv_fp8|attn|gdn_decode' python3 results/ncu_stalls.py
+(Its GEMV part moved into ncu_engine_gemv.engine_gemvs after the record was made: the same launches, not re-run.)"""
 import torch
-from qwen_engine import gemv as G, attention as A, gdn as D
+from qwen_engine import attention as A, gdn as D
 from qwen_engine.config import preset
+import ncu_engine_gemv
 gen = torch.Generator(device="cuda").manual_seed(0)
-for N, K, epi, what in G.MODEL_SHAPES:
-    q, sc = G.synth_fp8(N, K, gen)
-    x = torch.randn(1, K, generator=gen, device="cuda").to(torch.bfloat16)
-    res = torch.randn(1, N, generator=gen, device="cuda").to(torch.bfloat16) if epi == 1 else None
-    out = torch.empty(1, N // 2 if epi == 2 else N, dtype=torch.bfloat16, device="cuda")
-    print(what, G.engine_plan(N, K, epi), flush=True)
-    G.engine_gemv(q, sc, x, epi, res, out=out, scratch=G.engine_scratch(N, K, epi))
-    torch.cuda.synchronize()
-    del q, sc
+ncu_engine_gemv.engine_gemvs(gen)
 cfg, dev, gen2, max_ctx, rope, pool = A.bench_pool()
 scr = A.attention_scratch(cfg, 1, device=dev, max_ctx=max_ctx)
 for n in (1024, 32768):
