@@ -2260,7 +2260,8 @@ __device__ __forceinline__ uint4 gemv_wload(const void* p) {   // WL 0: ld_strea
   return v;
 }
 template <int SR, int RP, int EPI, int U, int KST, bool E, int R0, int R1, bool XCH, bool FAR = false, bool EK = false, bool EK2 = false,
-          bool DRY = false, bool ER = false, int PROBE = 0, bool XP = false, int XS = 0, int XL = 0, int WL = 0, int RU = 0>
+          bool DRY = false, bool ER = false, int PROBE = 0, bool XP = false, int XS = 0, int XL = 0, int WL = 0, int RU = 0,
+          int NS = 2>
 __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ W, const float* __restrict__ scale,
                                               const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
                                               unsigned short* __restrict__ y, int N, float* __restrict__ partial) {
@@ -2274,8 +2275,8 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
   const size_t up_w = (size_t)Nout * KK, far_w = (size_t)(N / 2) * KK;           // FAR: row p's partner, N / 2 rows on
   const float* ps = scale + (size_t)((u0 * RS) >> 7) * KT + (g >> 1);
   const int up_s = (Nout >> 7) * KT, far_s = ((N / 2) >> 7) * KT;
-  uint4 wv[2][U][2 * RP];
-  float sl[2][U], sh[2][U];
+  uint4 wv[NS][U][2 * RP];                                   // NS slots of a run each (v26ns: 3)
+  float sl[NS][U], sh[NS][U];
   auto load_step = [&](int slot, int ss, int u) {         // ER: step u of run ss into its place in the slot
     if (KST % U != 0 && U * ss + u >= KST) return;           // past a ragged last run
 #pragma unroll
@@ -2313,6 +2314,7 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
   static_assert(!EK || E, "EK keeps E's loads before the wait");
   static_assert(!EK2 || EK, "EK2 asks for both slots before the wait, as EK keeps the first");
   static_assert(!ER || (!EK2 && !DRY), "ER: the second run after the wait, the math between the refills");
+  static_assert(NS >= 2 && (NS == 2 || (!ER && !EK2)) && (RU == 0 || RU % NS == 0), "NS slots; a loop trip of whole slot cycles");
   __shared__ unsigned long long xbar26;                      // XS 2: the bulk copy's barrier, set up before the wait
   if (XS == 2) {
     if (threadIdx.x == 0) { qe_mbar_init(qe_smem_u32(&xbar26), 1); asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
@@ -2371,6 +2373,8 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
     qe_bulk_g2s(qe_smem_u32(xsm26), x, 2 * KK, qe_smem_u32(&xbar26));
   }
   if (ER && R0 + 1 < R1) load(1, R0 + 1);                  // ER: the second run at once; the loop refills step by step
+#pragma unroll
+  for (int k = 1; k + 1 < NS; ++k) if (R0 + k < R1) load(k, R0 + k);   // v26ns: the runs of the slots between, after the wait
   float acc[1][RP][2];
 #pragma unroll
   for (int p = 0; p < RP; ++p) acc[0][p][0] = acc[0][p][1] = 0.f;
@@ -2379,15 +2383,15 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
   if (XP) { x0[0][0] = __ldg(reinterpret_cast<const uint4*>(x + 512 * U * R0 + lk)); x0[0][1] = __ldg(reinterpret_cast<const uint4*>(x + 512 * U * R0 + lk + 8)); }
   if (PROBE == 2 || PROBE == 5) { x0[0][0] = __ldg(reinterpret_cast<const uint4*>(x + lk)); x0[0][1] = __ldg(reinterpret_cast<const uint4*>(x + lk + 8)); }
   auto run_ss = [&](int ss) {                               // run ss: its refill, then its U steps
-    if (!ER && ss + 1 < R1 && !(EK2 && ss == R0)) load((ss + 1 - R0) & 1, ss + 1);
+    if (!ER && ss + NS - 1 < R1 && !(EK2 && ss == R0)) load((ss + NS - 1 - R0) % NS, ss + NS - 1);
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int st = U * ss + u;
       if (KST % U != 0 && st >= KST) continue;                // past a ragged last run
       if (DRY || PROBE == 1) {
 #pragma unroll
-        for (int r = 0; r < 2 * RP; ++r) { const uint4 w = wv[(ss - R0) & 1][u][r]; fold ^= w.x ^ w.y ^ w.z ^ w.w; }
-        fold ^= __float_as_uint(sl[(ss - R0) & 1][u]) ^ __float_as_uint(sh[(ss - R0) & 1][u]);
+        for (int r = 0; r < 2 * RP; ++r) { const uint4 w = wv[(ss - R0) % NS][u][r]; fold ^= w.x ^ w.y ^ w.z ^ w.w; }
+        fold ^= __float_as_uint(sl[(ss - R0) % NS][u]) ^ __float_as_uint(sh[(ss - R0) % NS][u]);
         if (PROBE == 1) {
           const uint4 a = __ldg(reinterpret_cast<const uint4*>(x + 512 * st + lk)), b = __ldg(reinterpret_cast<const uint4*>(x + 512 * st + lk + 8));
           fold ^= a.x ^ a.y ^ a.z ^ a.w ^ b.x ^ b.y ^ b.z ^ b.w;
@@ -2414,7 +2418,7 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
         xl[0][0] = __ldg(reinterpret_cast<const uint4*>(x + 512 * st + lk));
         xl[0][1] = __ldg(reinterpret_cast<const uint4*>(x + 512 * st + lk + 8));
       }
-      const int sl0 = (ss - R0) & 1;
+      const int sl0 = (ss - R0) % NS;
       const float slo = sl[sl0][u] * W_RESCALE_BITS, shi = (EPI == 2 || FAR ? sh[sl0][u] : sl[sl0][u]) * W_RESCALE_BITS;
       v13_math<RP, 1, PROBE == 3 || PROBE == 5, PROBE == 4>(acc, wv[sl0][u], xl, slo, shi, g);
       if (ER && ss + 2 < R1) load_step(sl0, ss + 2, u);       // this step's registers: the run after next
@@ -2479,6 +2483,15 @@ __global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v26lp(
     const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
     float* __restrict__ partial, unsigned* __restrict__ counters) {
   gemv_v26_body<SR, RP, EPI, U, KST, E, 0, (KST + U - 1) / U, false, false, EK, false, false, false, 0, false, 0, 0, 0, RU>(W, scale, x, res, y, N, partial);
+}
+// v26ns: v26lp with NS slots of a run each instead of two: the refill at the top of run ss asks for run ss + NS - 1, so NS - 1
+// runs are in flight while one is computed (RU a multiple of NS: each loop trip a whole cycle of the slots). Bit-identical.
+template <int SR, int RP, int EPI, int U, int KST, int MINB, bool E, bool EK, int RU, int NS>
+__global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v26ns(
+    const unsigned char* __restrict__ W, const float* __restrict__ scale, const unsigned short* __restrict__ x,
+    const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
+    float* __restrict__ partial, unsigned* __restrict__ counters) {
+  gemv_v26_body<SR, RP, EPI, U, KST, E, 0, (KST + U - 1) / U, false, false, EK, false, false, false, 0, false, 0, 0, 0, RU, NS>(W, scale, x, res, y, N, partial);
 }
 // v26xl: v26 (E, EK as given) with XL's activation loads (1 plain ld.global, 2 ld.global.nc.L1::evict_last). Bit-identical.
 template <int SR, int RP, int EPI, int U, int KST, int MINB, bool E, bool EK, int XLM>
