@@ -117,6 +117,8 @@
 //      unrolled: the same operations, a fraction of the machine code. THE ENGINE'S on down (4 warps of one row pair, runs of 2,
 //      EK, RU 2: 7.9 KB against the unrolled build's 81): 86-88 % alone against 83-85 %, the token 0.07 ms faster, the step
 //      within its noise (gemv_v26lp*_h200.json; sizes: gemv_sizes_sm90a.json). Lost on the other shapes (gemv_v26lp3_h200.json).
+//   v26ns gemv_fp8_v26ns<..., RU, NS>: v26lp with NS slots of a run each (NS - 1 runs in flight): lost on down and gate|up
+//      (gemv_v26ns_h200.json).
 //   v26xs XS 3-5 (the activation staged with every copy at once): XS 3 (cp.async.cg) 15-45 %, XS 4 (.ca) and XS 5 (registers
 //      through L1) ties or losses (gemv_v26xs3_h200.json, gemv_v26xs45_h200.json).
 //   v28 gemv_fp8_v28<SR, RP, EPI, U, KST, MINB>: v26 with a warp's pair of rows N / 2 apart on the plain shapes (as gate|up's
