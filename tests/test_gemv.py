@@ -763,3 +763,18 @@ def test_v26lp_refills_leave_together():
     assert set(ahead) == {0, 2}
     assert all(n % 8 == 0 for n in ahead[2]) and len(ahead[2]) == 16
     assert sum(n % 8 != 0 for n in ahead[0]) >= 8 and len(ahead[0]) == 72
+
+
+def test_v26lp_section_records():
+    """The records chapter 06's v26lp section reads are committed (its cell skips quietly without them): the runs, the
+    sizes, and the two Nsight Compute texts; each run's builds bit-identical to the engine's kernel."""
+    from qwen_engine.runtime import repo_root
+    for n in ("gemv_v26lp_h200", "gemv_v26lp2_h200", "gemv_v26lp3_h200", "gemv_v26lp4_h200", "gemv_v26lp5_h200", "gemv_v26lp_step_h200",
+              "gemv_v26ns_h200", "gemv_v26xs3_h200", "gemv_v26xs45_h200"):
+        d = read_record(n)["data"]
+        assert d["identity"] and all(i["identical"] and i["repeat_identical"] for i in d["identity"]) and not d["errors"], n
+    assert set(read_record("gemv_sizes_sm90a")["data"]["bytes"]) >= {"gemv_fp8_v26lp<4, 1, 1, 2, 34, 5, true, true, 2>",
+                                                                     "gemv_fp8_v26<2, 2, 1, 4, 34, 5, true, true, false>"}
+    for f in ("gemv_ncu_down_h200.txt", "ncu_stalls_h200.txt"):
+        t = (repo_root() / "results" / f).read_text()
+        assert t.count("smsp__average_warps_issue_stalled_no_instruction_per_issue_active.ratio") >= 4, f
