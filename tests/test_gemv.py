@@ -518,6 +518,11 @@ def test_v26_launches_through_the_launcher(monkeypatch):
         G.gemv(q, sc, torch.zeros(1, K, dtype=torch.bfloat16), 2, None, **dict(kw, D=11))
     with pytest.raises(ValueError, match="KS = 1"):
         G.gemv(q, sc, torch.zeros(1, K, dtype=torch.bfloat16), 2, None, **dict(kw, KS=2))
+    for bad in (3, 1):                                                # v26lp: an even number of runs a loop trip
+        with pytest.raises(ValueError, match="even number"):
+            G.gemv(q, sc, torch.zeros(1, K, dtype=torch.bfloat16), 2, None, **dict(kw, v13opt=(1, 1, 0, False, bad)))
+    G.gemv(q, sc, torch.zeros(1, K, dtype=torch.bfloat16), 2, None, **dict(kw, v13opt=(1, 1, 0, False, 2)))
+    assert named[-1] == "gemv_fp8_v26lp<2, 1, 2, 2, 10, 8, false, false, 2>"
     for (N, K, e), (name, grid) in {(5120, 6144, 1): ("gemv_fp8_v26<4, 1, 1, 3, 12, 5, true, true>", 640),     # EK: early 2
                                     (14336, 5120, 0): ("gemv_fp8_v26<2, 2, 0, 3, 10, 7, true, true>", 1792),
                                     (16384, 5120, 0): ("gemv_fp8_v26<2, 2, 0, 3, 10, 8, true, true>", 2048),
