@@ -67,8 +67,7 @@ ENGINE_KERNELS = tuple(f"gemv_fp8_v11<{s}, {rg}, {e}>" for s, rg, e in ((1, 1, 0
                  + ("lm_head_bf16_v6<8, 20, 1, 2, 20>", "lm_head_bf16_v6<8, 20, 8, 2, 20>") \
                  + ("gemv_fp8_v23<4, 1, 2, 0, 1, 3, true, 4, false, false>", "gemv_fp8_v23<4, 1, 2, 1, 1, 3, true, 5, true, true>") \
                  + ("gemv_fp8_v26<2, 1, 2, 2, 10, 8>", "gemv_fp8_v26<4, 1, 1, 3, 12, 5, true, true>", "gemv_fp8_v26<2, 2, 0, 3, 10, 7, true, true>",
-                    "gemv_fp8_v26<2, 2, 0, 3, 10, 8, true, true>", "gemv_fp8_v26<2, 2, 1, 4, 34, 5, true, true>",
-                    "gemv_fp8_v26lp<4, 1, 1, 2, 34, 5, true, true, 2>")
+                    "gemv_fp8_v26<2, 2, 0, 3, 10, 8, true, true>", "gemv_fp8_v26lp<4, 1, 1, 2, 34, 5, true, true, 2>")
 # v3, the engine's GEMV until v11 (kept, with its numbers), compiled the same way when it is asked for.
 V3_KERNELS = tuple(f"gemv_fp8_v3<{s}, {rg}, {e}>" for s, rg, e in ((2, 1, 0), (4, 1, 0), (8, 1, 0), (4, 2, 0), (2, 1, 1), (4, 1, 1),
                                                                    (8, 1, 1), (2, 2, 2), (4, 2, 2), (8, 2, 2))) \
