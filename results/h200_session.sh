@@ -15,6 +15,7 @@ for part in ${PARTS:-decode:300 gdn:100 attention:60 norms:60 decode-tiny:40}; d
     decode-tiny)  cmd="qe bench decode --tiny --record '$out'" ;;
     decode-normcost) cmd="qe bench decode --no-peer --parts norm_cost --name decode_normcost_h200 --record '$out'" ;;
     decode-speed) cmd="qe bench decode --no-peer --parts launches,speed --name decode_speed_h200 --record '$out'" ;;
+    decode-speed-now) cmd="qe bench decode --no-peer --parts launches,speed --name decode_speed_now_h200 --record '$out'" ;;   # the speed at a later commit (decode_speed_h200 is chapter 07's)
     decode-gate)  cmd="qe bench decode --no-peer --parts attn_gate --name decode_gate_h200 --record '$out'" ;;
     decode-quick) cmd="qe bench decode --no-peer --parts launches,layerwise,graph_vs_eager,pdl,speed,pow2 --name decode_quick_h200 --record '$out'" ;;
     gemv-quick)   cmd="python3 results/gemv_quick.py '$out'" ;;
