@@ -2469,7 +2469,7 @@ __global__ void __launch_bounds__(32 * SR) __maxnreg__(MAXR) gemv_fp8_v26r(
     float* __restrict__ partial, unsigned* __restrict__ counters) {
   gemv_v26_body<SR, RP, EPI, U, KST, E, 0, (KST + U - 1) / U, false, false, EK>(W, scale, x, res, y, N, partial);
 }
-// v26xs: v26 (E, EK as given) with XS's activation in shared memory (launch with 2 K bytes of it; XSM 1, 2 or 3). Bit-identical to v26.
+// v26xs: v26 (E, EK as given) with XS's activation in shared memory (launch with 2 K bytes of it; XSM 1-5: XS above). Bit-identical to v26.
 template <int SR, int RP, int EPI, int U, int KST, int MINB, bool E = false, bool EK = false, int XSM = 1>
 __global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v26xs(
     const unsigned char* __restrict__ W, const float* __restrict__ scale, const unsigned short* __restrict__ x,

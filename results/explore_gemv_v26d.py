@@ -47,6 +47,16 @@ ENGINE = {(N, K): (G.ENGINE_CHOICE[(N, K, e)][1], G.ENGINE_V26[(N, K, e)][0], G.
                    G.ENGINE_V26[(N, K, e)][2]) for (N, K), e in EPI.items()}
 
 
+E_ARGS = {0: "false, false", 1: "true, false", 2: "true, true"}   # a configuration's E: none, E, EK (as template arguments)
+
+
+def family(kernel: str, extra: int = None, fixed: tuple = ()):
+    """A build's name for `builds` from a configuration (SR, RP, U, MINB, KST, E, *rest) of a v26-family kernel whose template
+    is <SR, RP, EPI, U, KST, MINB, E, EK, ...>: the `extra` first entries of rest (all of them when None), then `fixed`."""
+    return lambda epi, c: (f"{kernel}<{c[0]}, {c[1]}, {epi}, {c[2]}, {c[4]}, {c[3]}, {E_ARGS[c[5]]}"
+                           + "".join(f", {a}" for a in (c[6:] if extra is None else c[6:6 + extra]) + tuple(fixed)) + ">")
+
+
 def builds(name, exact=True):
     """After configure: the builds are `name(epi, configuration)` (another kernel of the v26 family than v26 itself), and with
     `exact` every one is checked bit for bit against the engine's kernel (the same sums as v26 on every shape)."""

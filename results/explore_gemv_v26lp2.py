@@ -15,7 +15,7 @@ D.configure(CFGS, "v26lp2",
              "block sizes and blocks an SM on down; q|gate|k|v with one row pair a warp looped and unrolled: bit identity with the "
              "engine's kernel, alone with PDL interleaved with the engine's (two rounds), then the token's GEMVs and the decode "
              "step with each shape's winner.", "explore_gemv_v26lp2.py"))
-D.builds(lambda epi, c: f"gemv_fp8_v26lp<{c[0]}, {c[1]}, {epi}, {c[2]}, {c[4]}, {c[3]}, {L.E_ARGS[c[5]]}, {c[6]}>")
+D.builds(D.family("gemv_fp8_v26lp"))
 
 if __name__ == "__main__":
     D.main()

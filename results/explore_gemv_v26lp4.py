@@ -12,7 +12,7 @@ D.configure(CFGS, "v26lp4",
             ("gemv_v26lp4_h200", "down with one row pair a warp at every loop length (runs of 2: RU 0 = unrolled, 2, 4, 8, 16; runs of "
              "4: RU 0, 2): bit identity with the engine's kernel and alone with PDL interleaved with it (two rounds).",
              "explore_gemv_v26lp4.py"), awk=())
-D.builds(lambda epi, c: f"gemv_fp8_v26lp<{c[0]}, {c[1]}, {epi}, {c[2]}, {c[4]}, {c[3]}, {L.E_ARGS[c[5]]}, {c[6]}>")
+D.builds(D.family("gemv_fp8_v26lp"))
 
 if __name__ == "__main__":
     D.main()

@@ -17,7 +17,7 @@ D.configure(CFGS, "v26lp5",
              "memory, beside its natural 10 and the engine's build held the same way: bit identity with the engine's kernel, alone "
              "with PDL interleaved with it (two rounds), then the token's GEMVs and the decode step with a winner.",
              "explore_gemv_v26lp5.py"), awk=())
-D.builds(lambda epi, c: f"gemv_fp8_v26lp<{c[0]}, {c[1]}, {epi}, {c[2]}, {c[4]}, {c[3]}, {L.E_ARGS[c[5]]}, {c[6]}>")
+D.builds(D.family("gemv_fp8_v26lp", extra=1))   # c[7]: the shared-memory pad, not an argument
 
 
 def blocks_per_sm(epi, c, K=5120):

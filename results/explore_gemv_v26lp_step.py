@@ -12,7 +12,7 @@ D.configure({(5120, 17408): [(4, 1, 2, 5, 34, 2, 2)]}, "v26lp",
             ("gemv_v26lp_step_h200", "The decode step with down at v26lp (one row pair a warp, runs of 2, 2 runs a loop trip) against "
              "the engine's, five interleaved repeats; bit identity with the engine's kernel, alone with PDL interleaved (two rounds) "
              "and the token's GEMVs as in the other v26 scripts.", "explore_gemv_v26lp_step.py"), awk=())
-D.builds(lambda epi, c: f"gemv_fp8_v26lp<{c[0]}, {c[1]}, {epi}, {c[2]}, {c[4]}, {c[3]}, {L.E_ARGS[c[5]]}, {c[6]}>")
+D.builds(D.family("gemv_fp8_v26lp"))
 V.FORCE_AB = True
 explore_util.step_ab = functools.partial(explore_util.step_ab, reps=5)
 

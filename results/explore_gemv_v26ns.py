@@ -14,7 +14,7 @@ D.configure(CFGS, "v26ns",
             ("gemv_v26ns_h200", "v26 with three or four slots of a run each (v26ns), looped or unrolled, on down and gate|up: bit identity "
              "with the engine's kernel, alone with PDL interleaved with it (two rounds), then the token's GEMVs and the decode step "
              "with the winners.", "explore_gemv_v26ns.py"), awk=())
-D.builds(lambda epi, c: f"gemv_fp8_v26ns<{c[0]}, {c[1]}, {epi}, {c[2]}, {c[4]}, {c[3]}, {L.E_ARGS[c[5]]}, {c[6]}, {c[7]}>")
+D.builds(D.family("gemv_fp8_v26ns"))
 
 if __name__ == "__main__":
     D.main()

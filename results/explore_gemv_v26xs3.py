@@ -19,8 +19,7 @@ D.configure(CFGS, "v26xs3",
              "(XS 3) at each shape's engine configuration and neighbours: bit identity with the engine's kernel, alone with PDL "
              "interleaved with the engine's (two rounds), then the token's GEMVs and the decode step with each shape's winner.",
              "explore_gemv_v26xs3.py"))
-E_ARGS = {0: "false, false", 1: "true, false", 2: "true, true"}
-D.builds(lambda epi, c: f"gemv_fp8_v26xs<{c[0]}, {c[1]}, {epi}, {c[2]}, {c[4]}, {c[3]}, {E_ARGS[c[5]]}, 3>")
+D.builds(D.family("gemv_fp8_v26xs", fixed=(3,)))
 V.blocks_per_sm, V.run24 = S.blocks_per_sm, S.run
 
 if __name__ == "__main__":

@@ -783,3 +783,23 @@ def test_v26lp_section_records():
     for f in ("gemv_ncu_down_h200.txt", "ncu_stalls_h200.txt"):
         t = (repo_root() / "results" / f).read_text()
         assert t.count("smsp__average_warps_issue_stalled_no_instruction_per_issue_active.ratio") >= 4, f
+
+
+def test_v26_family_names(monkeypatch):
+    "explore_gemv_v26d.family: a v26-family build's name from a configuration, extra template arguments after E, EK."
+    from qwen_engine.runtime import repo_root
+    monkeypatch.syspath_prepend(str(repo_root() / "results"))          # the scripts import each other by bare name
+    import explore_gemv_v26d as D
+    c = (4, 1, 2, 5, 34, 2, 2, 27)
+    assert D.family("gemv_fp8_v26lp", extra=1)(1, c) == "gemv_fp8_v26lp<4, 1, 1, 2, 34, 5, true, true, 2>"
+    assert D.family("gemv_fp8_v26ns")(0, c[:5] + (0, 3, 3)) == "gemv_fp8_v26ns<4, 1, 0, 2, 34, 5, false, false, 3, 3>"
+    assert D.family("gemv_fp8_v26xs", fixed=(3,))(2, c[:6]) == "gemv_fp8_v26xs<4, 1, 2, 2, 34, 5, true, true, 3>"
+
+
+def test_gemv_sizes_record_is_the_code():
+    "gemv_sizes_sm90a.json still holds what nvcc makes of today's gemv.cu (the chapter's chart reads it): recomputed, byte for byte."
+    from qwen_engine.runtime import sass_tool
+    if not all(sass_tool(t) for t in ("nvcc", "cuobjdump", "nvdisasm")): pytest.skip("needs nvcc, cuobjdump and nvdisasm (bash .ci/setup dev)")
+    from results import gemv_sizes
+    rec = read_record("gemv_sizes_sm90a")["data"]["bytes"]
+    assert set(rec) == set(gemv_sizes.BUILDS) and gemv_sizes.sizes() == rec
