@@ -35,7 +35,32 @@ __device__ __forceinline__ uint4 qe_ld_stream(const void* p) {         // read o
 // can read stale bytes. Seen: a GDN v7 build that released its dependents before its wait got its qkvz load hoisted
 // above the wait and generated other tokens (results/release_h200.json); the engine's builds are audited for it
 // (runtime.prewait_loads, chapter 09a).
+#ifndef QE_TIMELINE
 __device__ __forceinline__ void qe_grid_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+#else
+// The timeline build (a diagnostic: `QE_TIMELINE=1` in the environment before qwen_engine is imported; chapter 09a's
+// step timeline). Thread 0 of every block records when it reached the wait and when the wait returned (%globaltimer,
+// ns), in the slot of its launch (%gridid, modulo QE_TL_LAUNCHES) and block: two 16-byte stores, nothing waited for.
+// `qe_timeline` is a constant the runtime points at its buffer when it loads a module (null: nothing recorded).
+#define QE_TL_LAUNCHES 2048
+#define QE_TL_BLOCKS 8192
+__constant__ unsigned long long* qe_timeline;
+__device__ __forceinline__ void qe_grid_wait() {
+  unsigned long long t0, t1, g;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
+  const unsigned b = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+  if ((threadIdx.x | threadIdx.y | threadIdx.z) == 0 && qe_timeline != nullptr && b < QE_TL_BLOCKS) {
+    unsigned sm;
+    asm volatile("mov.u64 %0, %%gridid;" : "=l"(g));
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    ulonglong2* r = (ulonglong2*)(qe_timeline + 4 * ((g % QE_TL_LAUNCHES) * QE_TL_BLOCKS + b));
+    r[0] = make_ulonglong2(g, ((unsigned long long)sm << 32) | b);
+    r[1] = make_ulonglong2(t0, t1);
+  }
+}
+#endif
 __device__ __forceinline__ void qe_grid_launch_dependents() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
 // Bulk copies into shared memory (the copy engine: cp.async.bulk), completing on an mbarrier (chapters 06 and 07 use
 // them). Shared addresses are 32-bit (qe_smem_u32); a barrier is 8 bytes of shared memory; qe_mbar_try_wait is true once

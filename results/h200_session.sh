@@ -27,6 +27,7 @@ for part in ${PARTS:-decode:300 gdn:100 attention:60 norms:60 decode-tiny:40}; d
     ncu-stalls)   cmd="ncu --clock-control none --section SpeedOfLight --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active.ratio' -k 'regex:gemv_fp8|attn|gdn_decode' python3 results/ncu_stalls.py > '$out/ncu_stalls_h200.txt' 2>&1" ;;
     ncu-attention) cmd="ncu --clock-control none --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats --section Occupancy -k regex:attn python3 results/ncu_attention.py > '$out/attention_ncu_h200.txt' 2>&1" ;;
     explore-*)    cmd="python3 results/explore_${name#explore-}.py '$out'" ;;
+    timeline)     cmd="QE_TIMELINE=1 python3 results/explore_timeline.py '$out'; python3 results/explore_timeline.py '$out'" ;;   # the step's timeline, then the plain build beside it
     ncu-gemv)     cmd="ncu --clock-control none --section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats --section InstructionStats -k regex:gemv_fp8 python3 results/ncu_gemv.py > '$out/gemv_ncu_v10_h200.txt' 2>&1" ;;
     *)            cmd="qe bench $name --record '$out'" ;;
   esac
