@@ -13,8 +13,9 @@ Per launch i of a token, relative to the moment the token's first kernel was rel
 Run twice on the H200 (the part `timeline` of results/h200_session.sh): first with QE_TIMELINE=1 (the timeline, its
 tokens and its ms per replay), then without (the plain build: tokens and ms per replay in the same record, so the
 instrument's cost is measured: two timer reads and two 16-byte stores per block).
-Usage: QE_TIMELINE=1 PYTHONPATH=. python3 results/explore_timeline.py OUT_DIR; PYTHONPATH=. python3 results/explore_timeline.py OUT_DIR
-(step_timeline_h200.json)."""
+Usage: QE_TIMELINE=1 PYTHONPATH=. python3 results/explore_timeline.py OUT_DIR [PLAN]; PYTHONPATH=. python3 results/explore_timeline.py OUT_DIR [PLAN]
+(step_timeline_h200.json; PLAN no_norms: the step without its residual norms, DecodeStep.omit_norms, timing only ->
+step_timeline_no_norms_h200.json)."""
 import os, sys, json, time, statistics
 from pathlib import Path
 import numpy as np
@@ -24,7 +25,9 @@ from qwen_engine import runtime as R
 
 TIMELINE = R.TIMELINE
 CTXS, BATCHES, TOKENS = (1024, 32768), 3, 4           # 3 batches of 4 consecutive replays at each context
-NAME = "step_timeline_h200"
+PLAN = sys.argv[2] if len(sys.argv) > 2 else "engine"     # "engine", or "no_norms" (DecodeStep.omit_norms: timing only, x is stale)
+assert PLAN in ("engine", "no_norms"), PLAN
+NAME = "step_timeline_h200" if PLAN == "engine" else f"step_timeline_{PLAN}_h200"
 WHAT = ("The decode step's timeline (27B shape, synthetic, seed 0, PDL graph) at 1K and 32K: for every launch of a token, when its "
         "blocks reached and left their grid wait (the timeline build, kernels/common.cu), medians over 12 tokens; the price of each "
         "launch in the chain; ms per replay of the timeline build and of the plain build, and both builds' first 24 greedy tokens.")
@@ -46,6 +49,7 @@ def main_plain():
     cfg = preset("qwen3_5_27b")
     EW, _ = synthetic_engine_weights(cfg, 0, "cuda")
     step = DecodeStep(cfg, EW, max_context=33 * 1024)
+    step.omit_norms = PLAN == "no_norms"
     prompt = _prompt(1024)
     rec["plain_tokens"] = list(run(step, prompt[:16], 24))
     rec["tokens_equal"] = rec["plain_tokens"] == rec.get("timeline_tokens")
@@ -54,7 +58,8 @@ def main_plain():
     for ctx in CTXS:
         at_context(step, ctx); rec["plain_ms"][str(ctx)] = [time_replays(step) for _ in range(3)]
     print("plain ms:", rec["plain_ms"], "timeline ms:", rec.get("timeline_ms"), "tokens equal:", rec["tokens_equal"])
-    R.write_record(NAME, WHAT, "QE_TIMELINE=1 PYTHONPATH=. python3 results/explore_timeline.py OUT_DIR; PYTHONPATH=. python3 results/explore_timeline.py OUT_DIR",
+    arg = "" if PLAN == "engine" else f" {PLAN}"
+    R.write_record(NAME, WHAT, f"QE_TIMELINE=1 PYTHONPATH=. python3 results/explore_timeline.py OUT_DIR{arg}; PYTHONPATH=. python3 results/explore_timeline.py OUT_DIR{arg}",
                    rec, out_dir=out)
 
 
@@ -103,6 +108,8 @@ def main_timeline():
     cfg = preset("qwen3_5_27b")
     EW, _ = synthetic_engine_weights(cfg, 0, "cuda")
     step = DecodeStep(cfg, EW, max_context=33 * 1024)
+    step.omit_norms = PLAN == "no_norms"
+    rec["plan"] = PLAN
     prompt = _prompt(1024)
     rec["timeline_tokens"] = guard("tokens", lambda: list(run(step, prompt[:16], 24)))
     print(f"tokens {el()}", flush=True)
