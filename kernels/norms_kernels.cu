@@ -4,7 +4,9 @@
 //   v1 rmsnorm_bf16_v1<N, NT, FAULT, REL>: (1+w) over rows of N (5,120; 256 for the tiny model): one block of NT threads
 //      per row, thread t holds the 8-element chunks c * NT + t (16-byte loads, coalesced), block-wide statistic. REL
 //      (default false): the next kernel released before the grid wait; in the 27B step 0.47 ms slower a token
-//      (results/release_h200.json, chapter 09a): not used.
+//      (results/release_h200.json, chapter 09a): not used. LATE (default false): released after its stores instead
+//      (results/explore_norm_late.py, chapter 09a's timeline: the GEMV after a norm asks for its first weights while the
+//      norm still waits on L2).
 //   v1 head_rmsnorm_bf16_v1<D, WPB, FAULT>: (1+w) over each D = 256 head: one warp per (row, head), 8 values per lane.
 //   v1 gated_rmsnorm_bf16_v1<D, WPB, FAULT>: gated form over each D = 128 GDN head: one warp per (row, head), 4 per lane.
 //   norm_prologue_probe<MODE, NT>: not a norm: a consumer's prologue (stage the 5,120-wide x in shared memory) with
@@ -31,7 +33,7 @@ template <int FAULT> __device__ __forceinline__ unsigned short qe_fault_apply(fl
 }
 
 // ---- v1: (1+w) RMSNorm over a row of N, one block per row ---------------------------------------------------------
-template <int N, int NT, int FAULT, bool REL = false>
+template <int N, int NT, int FAULT, bool REL = false, bool LATE = false>
 __global__ void __launch_bounds__(NT) rmsnorm_bf16_v1(const unsigned short* __restrict__ x, const unsigned short* __restrict__ w,
                                                        unsigned short* __restrict__ y, float* __restrict__ stat,
                                                        float eps, float inv_n, int ldx, int ldy) {
@@ -40,7 +42,7 @@ __global__ void __launch_bounds__(NT) rmsnorm_bf16_v1(const unsigned short* __re
   __shared__ float red[NT / 32];
   if (REL) qe_grid_launch_dependents();                        // REL (results/explore_release.py): the next kernel may launch now
   qe_grid_wait();                                              // PDL: x is the kernel before's output
-  if (!REL) qe_grid_launch_dependents();
+  if (!REL && !LATE) qe_grid_launch_dependents();
   const unsigned short* xr = x + (size_t)blockIdx.x * ldx;
   float v[E];
 #pragma unroll
@@ -60,6 +62,7 @@ __global__ void __launch_bounds__(NT) rmsnorm_bf16_v1(const unsigned short* __re
                        qe_fault_apply<FAULT>(v[8 * c + 2 * q + 1], r, (unsigned short)(wp[q] >> 16)));
     *reinterpret_cast<uint4*>(y + (size_t)blockIdx.x * ldy + k) = o;
   }
+  if (LATE) qe_grid_launch_dependents();                       // LATE: the next kernel launches only after the stores
 }
 
 // ---- v1: (1+w) RMSNorm over each D = 256 head: one warp per (row, head), lane l holds [8 l, 8 l + 8) ---------------
@@ -188,6 +191,8 @@ __global__ void __launch_bounds__(NT) norm_prologue_probe(const unsigned short* 
 RMS_ALL(5120, 128) RMS_ALL(5120, 160) RMS_ALL(5120, 320) RMS_ALL(5120, 640) RMS_ALL(256, 32)
 template __global__ void rmsnorm_bf16_v1<5120, 320, 0, true>(const unsigned short*, const unsigned short*, unsigned short*, float*,
                                                             float, float, int, int);   // REL: the step's build, released before its wait
+template __global__ void rmsnorm_bf16_v1<5120, 320, 0, false, true>(const unsigned short*, const unsigned short*, unsigned short*, float*,
+                                                                   float, float, int, int);   // LATE: released after its stores
 #endif
 #define HEAD_INST(WPB, F) template __global__ void head_rmsnorm_bf16_v1<256, WPB, F>(const unsigned short*, long long, long long, \
   const unsigned short*, unsigned short*, long long, long long, float*, int, int, float, float);

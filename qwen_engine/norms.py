@@ -174,7 +174,7 @@ WPB = 4                        # warps per block of the per-head kernels (one wa
 
 def _ptr_or_null(t): return t if t is not None else np.uint64(0)
 
-def rmsnorm(x, w, eps, out=None, stat=None, threads=RES_THREADS, fault=0, pdl: bool = False, rel: bool = False):
+def rmsnorm(x, w, eps, out=None, stat=None, threads=RES_THREADS, fault=0, pdl: bool = False, rel: bool = False, late: bool = False):
     """(1+w) RMSNorm of each row: x [M, N] bf16 (N = 5120, or 256 for the tiny model; rows may be strided, last dim
     contiguous), w [N] bf16 -> out [M, N] bf16; `stat` (fp32 [M, 2], optional) receives (mean of squares, r)."""
     M, N = x.shape
@@ -185,7 +185,8 @@ def rmsnorm(x, w, eps, out=None, stat=None, threads=RES_THREADS, fault=0, pdl: b
     out = torch.empty(M, N, dtype=torch.bfloat16, device=x.device) if out is None else out
     assert out.shape == (M, N) and out.dtype == torch.bfloat16 and out.stride(1) == 1 and out.stride(0) % 8 == 0
     if stat is not None: assert stat.shape == (M, 2) and stat.dtype == torch.float32 and stat.is_contiguous()
-    r = ", true" if rel else ""          # rel: the build that releases its dependents before its grid wait
+    assert not (rel and late), "rel releases before the wait, late after the stores: one or the other"
+    r = ", true" if rel else ", false, true" if late else ""   # rel: released before its grid wait; late: after its stores
     launch(get_kernel("norms_kernels", f"rmsnorm_bf16_v1<{N}, {threads}, {fault}{r}>"), (M,), (threads,),
            (x, w, out, _ptr_or_null(stat), np.float32(eps), inv_n(N), np.int32(x.stride(0)), np.int32(out.stride(0))), pdl=pdl)
     return out

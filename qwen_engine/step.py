@@ -144,7 +144,8 @@ class DecodeStep:
         self.graph = None
         self.l2 = dict(L2_PLAN)      # which GEMVs' weights a side branch asks L2 for, and how much (see L2_PLAN)
         self.pf_stream = torch.cuda.Stream() if str(device).startswith("cuda") else None
-        self.release = set()         # measurement (results/explore_release.py): {"norm", "gdn"}: builds released before their wait
+        self.release = set()         # measurement (results/explore_release.py): {"norm", "gdn"}: builds released before their wait;
+                                     # (results/explore_norm_late.py) "norm_late": every residual norm released after its stores, "ln1_late" the input norms only
         self.spacers = {}            # measurement only (results/explore_spacer.py): {"mlp" | "gdn" | "attn": spacer kernel name}
         self.omit = set()            # measurement only (results/explore_omit.py): {"gdn", "attention"}: skip those kernels
         self.omit_norms = False      # measurement only (09d's price of the norms): the body then skips the residual norms
@@ -280,7 +281,7 @@ class DecodeStep:
         launch(get_kernel("step", "embed_gather"), (-(-H // (8 * 128)),), (128,), (E[PREFIX + "embed_tokens.weight"], self.ctl, h[0], np.int32(H)), pdl=pdl)
         for i, L in enumerate(self.layers):
             if i: self._l2_prefetch("inp", L["inp"], 0)
-            if not self.omit_norms: rmsnorm(h[0], L["ln1"], eps, x, pdl=pdl, rel="norm" in self.release)
+            if not self.omit_norms: rmsnorm(h[0], L["ln1"], eps, x, pdl=pdl, rel="norm" in self.release, late=self._late("ln1"))
             if L["kind"] == "linear_attention":
                 qkvz = self.proj[:, :L["inp"][0].shape[0]]
                 self._gemv(L["inp"], x, 0, qkvz)
@@ -294,12 +295,12 @@ class DecodeStep:
             else:
                 self.attention_sublayer(L, x, h[1], h[0])
             self._l2_prefetch("mlp", L["gate_up"], 2)
-            if not self.omit_norms: rmsnorm(h[1], L["ln2"], eps, x, pdl=pdl, rel="norm" in self.release)
+            if not self.omit_norms: rmsnorm(h[1], L["ln2"], eps, x, pdl=pdl, rel="norm" in self.release, late=self._late("ln2"))
             self._gemv(L["gate_up"], x, 2, self.act)
             self._spacer("mlp")
             self._gemv(L["down"], self.act, 1, h[0], res=h[1])
             if probe is not None: probe(i, h[0])
-        if not self.omit_norms: rmsnorm(h[0], E[PREFIX + "norm.weight"], eps, x, pdl=pdl, rel="norm" in self.release)
+        if not self.omit_norms: rmsnorm(h[0], E[PREFIX + "norm.weight"], eps, x, pdl=pdl, rel="norm" in self.release, late=self._late("final"))
         cand = dict(topk=self.cand_k, topk_part=self.cand_part) if self.cand_k else {}
         head = lm_head(E["lm_head.weight"], x, rowset=self.rowset, S=ENGINE_CHOICE["lm_head"], logits=self.logits if self.logits is not None else False,
                        scratch=self.head_scratch, pdl=pdl, **cand)
@@ -313,6 +314,10 @@ class DecodeStep:
         launch(get_kernel("step", "finish_step"), (1,), (32,), (ids, self.ctl, self.forced, self.eos, np.int32(self.eos.numel()),
                                                                np.uint64(self.ring_dev.data_ptr()), np.int32(self.ring_len)), pdl=pdl)
         if self._forked: torch.cuda.current_stream().wait_stream(self.pf_stream)    # join the L2 branch
+
+    def _late(self, which: str) -> bool:
+        "Whether the residual norm `which` (ln1, ln2, final) is the build released after its stores (a measurement)."
+        return "norm_late" in self.release or (which == "ln1" and "ln1_late" in self.release)
 
     def capture(self):
         "Record `body()` into a CUDA graph (warmed up once, eagerly, on a side stream first, as torch requires)."
@@ -421,7 +426,7 @@ ENGINE_PREWAIT = {
     "gemv_fp8_v26lp<4, 1, 1, 2, 34, 5, true, true, 2>": ("gemv", "gemv", {_W: 4, _S: 2}, "down: 2 rows x a run of 2 steps, their scales (EK)"),
     "lm_head_bf16_v6<8, 20, 1, 2, 20>": ("gemv", "head", {}, "nothing"),
     "argmax_partials": ("gemv", None, {}, "nothing"),
-    "rmsnorm_bf16_v1<5120, 320, 0, false>": ("norms_kernels", "norm", {}, "nothing"),
+    "rmsnorm_bf16_v1<5120, 320, 0, false, false>": ("norms_kernels", "norm", {}, "nothing"),
     "gdn_decode_v7<1, false, true, false, false, false>": ("gdn", "gdn", {"LDG.E.128": 8, "LDG.E.U16": 16, _W: 4, "LDG.E.64.CONSTANT": 2, _S: 3},
         "its state (8 x 16 B a lane), the conv ring's 16 slots, w_b / w_a, conv taps and norm weight, A_log, dt_bias, ctl[0]"),
     "attn_fused_v7<6>": ("attention", "attn", {_S: 1}, "ctl[0]"),

@@ -25,8 +25,8 @@ from qwen_engine import runtime as R
 
 TIMELINE = R.TIMELINE
 CTXS, BATCHES, TOKENS = (1024, 32768), 3, 4           # 3 batches of 4 consecutive replays at each context
-PLAN = sys.argv[2] if len(sys.argv) > 2 else "engine"     # "engine", or "no_norms" (DecodeStep.omit_norms: timing only, x is stale)
-assert PLAN in ("engine", "no_norms"), PLAN
+PLAN = sys.argv[2] if len(sys.argv) > 2 else "engine"     # "engine", "no_norms" (DecodeStep.omit_norms: timing only, x is stale),
+assert PLAN in ("engine", "no_norms", "norm_late", "ln1_late"), PLAN      # or a DecodeStep.release plan (results/explore_norm_late.py)
 NAME = "step_timeline_h200" if PLAN == "engine" else f"step_timeline_{PLAN}_h200"
 WHAT = ("The decode step's timeline (27B shape, synthetic, seed 0, PDL graph) at 1K and 32K: for every launch of a token, when its "
         "blocks reached and left their grid wait (the timeline build, kernels/common.cu), medians over 12 tokens; the price of each "
@@ -50,6 +50,7 @@ def main_plain():
     EW, _ = synthetic_engine_weights(cfg, 0, "cuda")
     step = DecodeStep(cfg, EW, max_context=33 * 1024)
     step.omit_norms = PLAN == "no_norms"
+    step.release = {PLAN} if PLAN.endswith("_late") else set()
     prompt = _prompt(1024)
     rec["plain_tokens"] = list(run(step, prompt[:16], 24))
     rec["tokens_equal"] = rec["plain_tokens"] == rec.get("timeline_tokens")
@@ -109,6 +110,7 @@ def main_timeline():
     EW, _ = synthetic_engine_weights(cfg, 0, "cuda")
     step = DecodeStep(cfg, EW, max_context=33 * 1024)
     step.omit_norms = PLAN == "no_norms"
+    step.release = {PLAN} if PLAN.endswith("_late") else set()
     rec["plan"] = PLAN
     prompt = _prompt(1024)
     rec["timeline_tokens"] = guard("tokens", lambda: list(run(step, prompt[:16], 24)))
