@@ -8,7 +8,8 @@ Per launch i of a token, relative to the moment the token's first kernel was rel
       wait issued); release_first / release_last: when the wait returned to its first / last block. The wait returns
       once the launch before has completed and its writes are visible, so release_first[i + 1] is launch i's end as seen
       by the GPU, and price[i] = release_first[i + 1] - release_first[i] is the time the chain spends on launch i.
-  The prices of a token add up to its period (the next token's T less this one's).
+  The prices of a token add up to its period less the last launch's (finish_step: the next replay's first release is
+  not in the same record, as graph nodes keep their %gridid across replays; see BATCHES).
 
 Run twice on the H200 (the part `timeline` of results/h200_session.sh): first with QE_TIMELINE=1 (the timeline, its
 tokens and its ms per replay), then without (the plain build: tokens and ms per replay in the same record, so the
@@ -24,14 +25,16 @@ import explore_util
 from qwen_engine import runtime as R
 
 TIMELINE = R.TIMELINE
-CTXS, BATCHES, TOKENS = (1024, 32768), 3, 4           # 3 batches of 4 consecutive replays at each context
-PLAN = sys.argv[2] if len(sys.argv) > 2 else "engine"     # "engine", "no_norms" (DecodeStep.omit_norms: timing only, x is stale),
+# A graph's kernel nodes keep their %gridid from one replay to the next (the first record: 4 replays a batch left 453
+# distinct launches, consecutive ids), so a batch records one replay (the last one replayed): 12 batches of 1.
+CTXS, BATCHES, TOKENS = (1024, 32768), 12, 1
+PLAN = sys.argv[2] if __name__ == "__main__" and len(sys.argv) > 2 else "engine"     # "engine", "no_norms" (DecodeStep.omit_norms: timing only, x is stale),
 assert PLAN in ("engine", "no_norms", "norm_late", "ln1_late"), PLAN      # or a DecodeStep.release plan (results/explore_norm_late.py)
 NAME = "step_timeline_h200" if PLAN == "engine" else f"step_timeline_{PLAN}_h200"
 WHAT = ("The decode step's timeline (27B shape, synthetic, seed 0, PDL graph) at 1K and 32K: for every launch of a token, when its "
         "blocks reached and left their grid wait (the timeline build, kernels/common.cu), medians over 12 tokens; the price of each "
         "launch in the chain; ms per replay of the timeline build and of the plain build, and both builds' first 24 greedy tokens.")
-out = sys.argv[1] if len(sys.argv) > 1 else None
+out = sys.argv[1] if __name__ == "__main__" and len(sys.argv) > 1 else None
 
 
 def family(label: str) -> str:
@@ -139,7 +142,7 @@ def main_timeline():
             for _ in range(n_tok): step.graph.replay()
             recs = R.timeline_records()
             tk = tokens_of(recs, L)
-            if tk is None:                       # launches share slots (gridids further apart than assumed): one token a batch
+            if tk is None:                       # launches share slots: one token a batch
                 bad.append(dict(batch=b, tokens=n_tok, launches_seen=int(len(np.unique(recs[:, 0]))), expected=n_tok * L,
                                 gridid_first=int(recs[0, 0]), gridid_last=int(recs[-1, 0])))
                 n_tok = 1; continue

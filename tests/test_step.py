@@ -314,3 +314,104 @@ def test_prewait_audit_covers_the_recorded_step():
         assert any(b == name or b.startswith(name[:-1] + ",") for b in ENGINE_PREWAIT), name
     assert mangled_prefix("gemv_fp8_v18<4, 1, 2, 1, 1, 3, true, 1, true>") == "_Z12gemv_fp8_v18ILi4ELi1ELi2ELi1ELi1ELi3ELb1ELi1ELb1EE"
     assert mangled_prefix("finish_step") == "finish_step"
+
+
+# ---- the step's timeline (chapter 09a): the timeline build, its parser, its committed records ----------------------------
+
+def _sass_functions(sass: str) -> dict:
+    "{symbol: [instruction, ...]} of cuobjdump -sass text."
+    import re
+    out = {}
+    for blk in sass.split("Function : ")[1:]:
+        out[blk.split()[0]] = [m.group(1).strip() for l in blk.splitlines() if (m := re.search(r"/\*[0-9a-f]{4,}\*/\s+(.*?);", l))]
+    return out
+
+
+def test_timeline_build_is_off_by_default_and_changes_only_the_wait():
+    """Without QE_TIMELINE=1 the runtime compiles as always; with -DQE_TIMELINE the wait of a kernel (embed_gather, sm_90a)
+    gains two timer reads and two 16-byte stores and nothing else changes before it (the plain build has neither: the
+    comparison can fail)."""
+    import os
+    from qwen_engine import runtime as R
+    from qwen_engine.runtime import sass_tool, sass_of
+    assert os.environ.get("QE_TIMELINE") != "1" and not R.TIMELINE and not any("QE_TIMELINE" in o for o in R.NVRTC_OPTIONS)
+    if not all(sass_tool(t) for t in ("nvcc", "cuobjdump", "nvdisasm")): pytest.skip("needs nvcc, cuobjdump and nvdisasm (bash .ci/setup dev)")
+    plain = _sass_functions(sass_of('#include "step.cu"\n'))["embed_gather"]
+    tl = _sass_functions(sass_of('#define QE_TIMELINE 1\n#include "step.cu"\n'))["embed_gather"]
+    timer = lambda ins: sum("SR_GLOBALTIMER" in s for s in ins)
+    assert timer(plain) == 0 and timer(tl) == 2
+    assert sum(s.startswith("STG.E.128") for s in tl) - sum(s.startswith("STG.E.128") for s in plain) == 2
+    assert tl.index(next(s for s in tl if "SR_GLOBALTIMER" in s)) < tl.index("ACQBULK") < max(i for i, s in enumerate(tl) if "SR_GLOBALTIMER" in s)
+
+
+def test_norm_late_build_releases_after_its_stores():
+    """The residual norm's builds (sm_90a): the engine's releases its dependents (PREEXIT) after its grid wait (ACQBULK)
+    and before its first load; the LATE build (results/explore_norm_late.py) only after its last store."""
+    from qwen_engine.runtime import sass_tool, sass_of, mangled_prefix
+    if not all(sass_tool(t) for t in ("nvcc", "cuobjdump", "nvdisasm")): pytest.skip("needs nvcc, cuobjdump and nvdisasm (bash .ci/setup dev)")
+    f = _sass_functions(sass_of('#include "norms_kernels.cu"\n'))
+    body = lambda name: next(v for k, v in f.items() if k.startswith(mangled_prefix(name)))
+    last_store = lambda ins: max(i for i, s in enumerate(ins) if s.startswith("STG"))
+    eng, late = body("rmsnorm_bf16_v1<5120, 320, 0, false, false>"), body("rmsnorm_bf16_v1<5120, 320, 0, false, true>")
+    first_access = lambda ins: min(i for i, s in enumerate(ins) if s.startswith(("LDG", "STG")))
+    assert eng.index("ACQBULK") < eng.index("PREEXIT") < first_access(eng)
+    assert late.index("PREEXIT") > last_store(late) > late.index("ACQBULK")
+
+
+def _explore(name):
+    import importlib.util, sys
+    from qwen_engine.runtime import repo_root
+    sys.path.insert(0, str(repo_root() / "results"))
+    try:
+        spec = importlib.util.spec_from_file_location(name, repo_root() / "results" / f"{name}.py")
+        m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m); return m
+    finally: sys.path.pop(0)
+
+
+def test_timeline_records_split_into_tokens():
+    """explore_timeline.tokens_of: records (gridid, sm, block, t_wait, t_after) sorted by launch split into whole tokens of
+    L launches, each launch's blocks together; a count of launches that is not a whole number of tokens is refused."""
+    import numpy as np
+    E = _explore("explore_timeline")
+    rows = [(g, b % 2, b, 1000 * g + b, 1000 * g + 10 + b) for g in range(10, 18) for b in range(3)]
+    tk = E.tokens_of(np.array(rows), 4)
+    assert [len(t) for t in tk] == [4, 4] and tk[1][0][:, 0].tolist() == [14] * 3 and tk[0][3][:, 2].tolist() == [0, 1, 2]
+    assert E.tokens_of(np.array(rows), 3) is None
+
+
+def timeline_problems(d: dict, launches: int) -> list:
+    "What is wrong with a timeline record's data (empty: nothing)."
+    bad = []
+    for ctx in ("1024", "32768"):
+        c = d["contexts"][ctx]
+        rows = c["rows"]
+        if len(rows) != launches: bad.append(f"{ctx}: {len(rows)} launches")
+        if c["tokens"] < 12 or c["bad_batches"]: bad.append(f"{ctx}: {c['tokens']} tokens, bad batches {c['bad_batches']}")
+        for r in rows:
+            if not r["reach_first"] <= r["release_first"] <= r["release_last"] + 1e-9: bad.append(f"{ctx} {r['i']}: order")
+            if r["blocks_seen"] != min(r["blocks"], 8192): bad.append(f"{ctx} {r['i']}: {r['blocks_seen']} of {r['blocks']} blocks")
+            if r["i"] < len(rows) - 1 and not r["price_mean"] > 0: bad.append(f"{ctx} {r['i']}: price {r['price_mean']}")
+        total = sum(r["price_mean"] or 0 for r in rows) / 1e3
+        replay = sorted(d["timeline_ms"][ctx])[1]
+        if not 0.97 * replay <= total <= 1.01 * replay: bad.append(f"{ctx}: prices add to {total:.3f} ms, a replay {replay:.3f}")
+    return bad
+
+
+def test_timeline_records_are_whole_and_add_up():
+    """The committed timelines (engine, without the residual norms, the input norms LATE): every launch of the token with
+    all its blocks, in order, twelve tokens at each context; the prices add up to a replay of the timeline build (less
+    its last launch and the graph's own start); the plain build's greedy tokens are the timeline build's. Negative
+    control: a record with one launch's release moved past its successor's, or one launch dropped, is flagged."""
+    import copy, json
+    from qwen_engine.runtime import repo_root
+    rec = lambda n: json.loads((repo_root() / "results" / f"{n}.json").read_text())["data"]
+    for name, launches in (("step_timeline_h200", 453), ("step_timeline_no_norms_h200", 324), ("step_timeline_ln1_late_h200", 453)):
+        d = rec(name)
+        assert timeline_problems(d, launches) == [], name
+        if "plain_tokens" in d: assert d["tokens_equal"] and d["plain_tokens"] == d["timeline_tokens"], name
+    d = rec("step_timeline_h200")
+    moved = copy.deepcopy(d); r = moved["contexts"]["1024"]["rows"][205]; r["release_first"] = r["release_last"] + 1
+    assert timeline_problems(moved, 453)
+    dropped = copy.deepcopy(d); del dropped["contexts"]["32768"]["rows"][100]
+    assert timeline_problems(dropped, 453)
+    assert rec("norm_late_h200")["tokens"]["norm_late"] == rec("norm_late_h200")["tokens"]["engine"]
