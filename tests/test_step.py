@@ -415,3 +415,29 @@ def test_timeline_records_are_whole_and_add_up():
     dropped = copy.deepcopy(d); del dropped["contexts"]["32768"]["rows"][100]
     assert timeline_problems(dropped, 453)
     assert rec("norm_late_h200")["tokens"]["norm_late"] == rec("norm_late_h200")["tokens"]["engine"]
+
+
+def test_timeline_gemv_and_gateup_chain_records():
+    """Chapter 06's reading of the token of GEMVs in the timeline build: each of its five graphs recorded the token's 258
+    launches in order (256 GEMVs of the model's shapes, the head, its argmax), each with its blocks, every price positive,
+    the prices adding up to the graph's median ms within 3 % below (the last launch, the graph's start) and 1 % above (the recorded replay is the last of ten, not the median). The gate|up neighbours timed in
+    the step were bit-identical to the engine's kernel and generated its tokens."""
+    import json
+    from qwen_engine.runtime import repo_root
+    from qwen_engine.config import preset
+    rec = lambda n: json.loads((repo_root() / "results" / f"{n}.json").read_text())["data"]
+    c = preset("qwen3_5_27b")
+    d = rec("timeline_gemv_h200")
+    assert len(d["graphs"]) == 5
+    for g in d["graphs"]:
+        rows = g["rows"]
+        assert len(rows) == 4 * c.num_hidden_layers + 2
+        assert sum(1 for r in rows if r["shape"] == [34816, 5120, 2]) == 64 and sum(1 for r in rows if r["shape"] == [5120, 17408, 1]) == 64
+        assert all(r["reach_first"] <= r["release_first"] <= r["release_last"] + 1e-9 for r in rows)
+        assert all(r["price"] > 0 for r in rows[:-1]) and rows[-1]["price"] is None
+        total = sum(r["price"] for r in rows[:-1]) / 1e3
+        assert 0.97 * g["token"]["ms"] <= total <= 1.01 * g["token"]["ms"], (total, g["token"]["ms"])   # ms: the median of 10 replays; the record: the last
+    gc = rec("gateup_chain_h200")
+    first = next(iter(gc["plans"]))
+    assert len(gc["versus_engine"]) == 3 and all(v["identical"] for vs in gc["versus_engine"].values() for v in vs)
+    assert all(gc["tokens"][p] == gc["tokens"][first] for p in gc["plans"])
