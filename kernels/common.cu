@@ -37,11 +37,14 @@ __device__ __forceinline__ uint4 qe_ld_stream(const void* p) {         // read o
 // (runtime.prewait_loads, chapter 09a).
 #ifndef QE_TIMELINE
 __device__ __forceinline__ void qe_grid_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+__device__ __forceinline__ void qe_timeline_end() {}
 #else
 // The timeline build (a diagnostic: `QE_TIMELINE=1` in the environment before qwen_engine is imported; chapter 09a's
 // step timeline). Thread 0 of every block records when it reached the wait and when the wait returned (%globaltimer,
 // ns), in the slot of its launch (%gridid, modulo QE_TL_LAUNCHES) and block: two 16-byte stores, nothing waited for.
-// `qe_timeline` is a constant the runtime points at its buffer when it loads a module (null: nothing recorded).
+// A kernel that calls qe_timeline_end() (the GEMVs' v26 body) also records when its thread 0 got there: its block's end,
+// near enough (a third store). A slot is 64 bytes. `qe_timeline` is a constant the runtime points at its buffer when
+// it loads a module (null: nothing recorded).
 #define QE_TL_LAUNCHES 2048
 #define QE_TL_BLOCKS 8192
 __constant__ unsigned long long* qe_timeline;
@@ -55,9 +58,18 @@ __device__ __forceinline__ void qe_grid_wait() {
     unsigned sm;
     asm volatile("mov.u64 %0, %%gridid;" : "=l"(g));
     asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
-    ulonglong2* r = (ulonglong2*)(qe_timeline + 4 * ((g % QE_TL_LAUNCHES) * QE_TL_BLOCKS + b));
+    ulonglong2* r = (ulonglong2*)(qe_timeline + 8 * ((g % QE_TL_LAUNCHES) * QE_TL_BLOCKS + b));
     r[0] = make_ulonglong2(g, ((unsigned long long)sm << 32) | b);
     r[1] = make_ulonglong2(t0, t1);
+  }
+}
+__device__ __forceinline__ void qe_timeline_end() {
+  unsigned long long t, g;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  const unsigned b = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+  if ((threadIdx.x | threadIdx.y | threadIdx.z) == 0 && qe_timeline != nullptr && b < QE_TL_BLOCKS) {
+    asm volatile("mov.u64 %0, %%gridid;" : "=l"(g));
+    ((ulonglong2*)(qe_timeline + 8 * ((g % QE_TL_LAUNCHES) * QE_TL_BLOCKS + b)))[2] = make_ulonglong2(t, 0ull);
   }
 }
 #endif

@@ -2435,6 +2435,7 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
   }
   if (DRY || PROBE == 1) { if (fold == 0x9E3779B9u) y[0] = (unsigned short)fold; return; }
   gemv_m1_epilogue<RP, EPI, XCH, FAR>(acc, lane, u0, FAR ? N / 2 : Nout, res, y, partial);
+  qe_timeline_end();                                         // the timeline build only (common.cu): when warp 0 is done
 }
 template <int SR, int RP, int EPI, int U, int KST, int MINB, bool E = false, bool EK = false, bool EK2 = false>
 __global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v26(

@@ -88,8 +88,9 @@ TL_LAUNCHES, TL_BLOCKS = 2048, 8192      # kernels/common.cu's QE_TL_LAUNCHES, Q
 
 @functools.cache
 def timeline_buffer() -> torch.Tensor:
-    "The timeline build's records (int64, 4 a slot: gridid, smid << 32 | block, ns at the wait, ns after it); 512 MiB."
-    return torch.zeros(TL_LAUNCHES * TL_BLOCKS * 4, dtype=torch.int64, device="cuda")
+    """The timeline build's records (int64, 8 a slot: gridid, smid << 32 | block, ns at the wait, ns after it, ns at the
+    block's end where the kernel records it, three unused); 1 GiB."""
+    return torch.zeros(TL_LAUNCHES * TL_BLOCKS * 8, dtype=torch.int64, device="cuda")
 
 def _timeline_attach(m):
     "Point a freshly loaded module's `qe_timeline` at the buffer (a module that does not include common.cu has none)."
@@ -102,12 +103,13 @@ def _timeline_attach(m):
 
 def timeline_records():
     """The timeline build's records since the buffer was last zeroed (`timeline_buffer().zero_()`), as a numpy array of
-    rows (gridid, sm, block, t_wait, t_after) sorted by gridid then block. Launches more than TL_LAUNCHES apart share slots."""
+    rows (gridid, sm, block, t_wait, t_after, t_end) sorted by gridid then block (t_end 0 where the kernel does not
+    record its end). Launches more than TL_LAUNCHES apart share slots."""
     import numpy as np
     torch.cuda.synchronize()
-    r = timeline_buffer().view(-1, 4)
+    r = timeline_buffer().view(-1, 8)
     r = r[r[:, 0] != 0].cpu().numpy()
-    out = np.stack([r[:, 0], r[:, 1] >> 32, r[:, 1] & 0xffffffff, r[:, 2], r[:, 3]], axis=1)
+    out = np.stack([r[:, 0], r[:, 1] >> 32, r[:, 1] & 0xffffffff, r[:, 2], r[:, 3], r[:, 4]], axis=1)
     return out[np.lexsort((out[:, 2], out[:, 0]))]
 
 class Kernel:

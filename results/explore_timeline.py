@@ -30,7 +30,9 @@ TIMELINE = R.TIMELINE
 CTXS, BATCHES, TOKENS = (1024, 32768), 12, 1
 PLAN = sys.argv[2] if __name__ == "__main__" and len(sys.argv) > 2 else "engine"     # "engine", "no_norms" (DecodeStep.omit_norms: timing only, x is stale),
 assert PLAN in ("engine", "no_norms", "norm_late", "ln1_late"), PLAN      # or a DecodeStep.release plan (results/explore_norm_late.py)
-NAME = "step_timeline_h200" if PLAN == "engine" else f"step_timeline_{PLAN}_h200"
+TAG = sys.argv[3] if __name__ == "__main__" and len(sys.argv) > 3 else ""   # a suffix for the record's name (a re-run)
+NAME = "step_timeline" + ("" if PLAN == "engine" else f"_{PLAN}") + (f"_{TAG}" if TAG else "") + "_h200"
+BLOCKS_OF = range(202, 209)        # launches whose every block is kept (one token at 1K): gate|up, down, norm, qkv|z, GDN, out_proj, norm
 WHAT = ("The decode step's timeline (27B shape, synthetic, seed 0, PDL graph) at 1K and 32K: for every launch of a token, when its "
         "blocks reached and left their grid wait (the timeline build, kernels/common.cu), medians over 12 tokens; the price of each "
         "launch in the chain; ms per replay of the timeline build and of the plain build, and both builds' first 24 greedy tokens.")
@@ -62,7 +64,7 @@ def main_plain():
     for ctx in CTXS:
         at_context(step, ctx); rec["plain_ms"][str(ctx)] = [time_replays(step) for _ in range(3)]
     print("plain ms:", rec["plain_ms"], "timeline ms:", rec.get("timeline_ms"), "tokens equal:", rec["tokens_equal"])
-    arg = "" if PLAN == "engine" else f" {PLAN}"
+    arg = ("" if PLAN == "engine" and not TAG else f" {PLAN}") + (f" {TAG}" if TAG else "")
     R.write_record(NAME, WHAT, f"QE_TIMELINE=1 PYTHONPATH=. python3 results/explore_timeline.py OUT_DIR{arg}; PYTHONPATH=. python3 results/explore_timeline.py OUT_DIR{arg}",
                    rec, out_dir=out)
 
@@ -148,8 +150,15 @@ def main_timeline():
                 n_tok = 1; continue
             toks.append(tk)
         print(f"ctx {ctx}: {sum(len(t) for t in toks)} tokens recorded, bad batches {bad} {el()}", flush=True)
-        per = {k: [[] for _ in range(L)] for k in ("reach_first", "reach_last", "release_first", "release_last", "blocks_seen", "price", "sms")}
+        per = {k: [[] for _ in range(L)] for k in ("reach_first", "reach_last", "release_first", "release_last", "blocks_seen", "price", "sms",
+                                                    "end_p10", "end_p50", "end_p90", "end_last")}
         periods, gid_steps = [], []
+        if ctx == 1024 and toks and toks[0][0][0].shape[1] > 5:       # every block of a few launches of the first token
+            t0 = toks[0][0][0][:, 4].min()
+            rec["blocks_1k"] = {str(i): dict(label=order[i][0], reach=[round((x - t0) / 1e3, 3) for x in toks[0][0][i][:, 3].tolist()],
+                                             release=[round((x - t0) / 1e3, 3) for x in toks[0][0][i][:, 4].tolist()],
+                                             end=[round((x - t0) / 1e3, 3) if x else None for x in toks[0][0][i][:, 5].tolist()],
+                                             sm=toks[0][0][i][:, 1].tolist()) for i in BLOCKS_OF}
         for tk in toks:
             for t, launches in enumerate(tk):
                 T = launches[0][:, 4].min()
@@ -159,6 +168,9 @@ def main_timeline():
                     per["reach_first"][i].append((r[:, 3].min() - T) / 1e3); per["reach_last"][i].append((r[:, 3].max() - T) / 1e3)
                     per["release_first"][i].append((r[:, 4].min() - T) / 1e3); per["release_last"][i].append((r[:, 4].max() - T) / 1e3)
                     per["blocks_seen"][i].append(len(r)); per["sms"][i].append(len(np.unique(r[:, 1])))
+                    if r.shape[1] > 5 and (r[:, 5] > 0).all():      # the kernel records its blocks' ends (the GEMVs' v26 body)
+                        e = (np.sort(r[:, 5]) - T) / 1e3
+                        for q, k in ((0.1, "end_p10"), (0.5, "end_p50"), (0.9, "end_p90"), (1.0, "end_last")): per[k][i].append(float(e[min(len(e) - 1, int(q * len(e)))]))
                     end = launches[i + 1][:, 4].min() if i + 1 < L else nxt
                     if end is not None: per["price"][i].append((end - r[:, 4].min()) / 1e3)
                 gid_steps.append(int(launches[-1][0, 0] - launches[0][0, 0]))
