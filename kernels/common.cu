@@ -46,7 +46,7 @@ __device__ __forceinline__ void qe_timeline_end() {}
 // near enough (a third store). A slot is 64 bytes. `qe_timeline` is a constant the runtime points at its buffer when
 // it loads a module (null: nothing recorded).
 #define QE_TL_LAUNCHES 2048
-#define QE_TL_BLOCKS 8192
+#define QE_TL_BLOCKS 16384
 __constant__ unsigned long long* qe_timeline;
 __device__ __forceinline__ void qe_grid_wait() {
   unsigned long long t0, t1, g;

@@ -84,12 +84,12 @@ def _module(name: str, name_expressions: tuple, options: tuple):
     if TIMELINE: _timeline_attach(m)
     return m, lowered
 
-TL_LAUNCHES, TL_BLOCKS = 2048, 8192      # kernels/common.cu's QE_TL_LAUNCHES, QE_TL_BLOCKS
+TL_LAUNCHES, TL_BLOCKS = 2048, 16384     # kernels/common.cu's QE_TL_LAUNCHES, QE_TL_BLOCKS (8192 before step_timeline_ends_h200)
 
 @functools.cache
 def timeline_buffer() -> torch.Tensor:
     """The timeline build's records (int64, 8 a slot: gridid, smid << 32 | block, ns at the wait, ns after it, ns at the
-    block's end where the kernel records it, three unused); 1 GiB."""
+    block's end where the kernel records it, three unused); 2 GiB."""
     return torch.zeros(TL_LAUNCHES * TL_BLOCKS * 8, dtype=torch.int64, device="cuda")
 
 def _timeline_attach(m):

@@ -117,6 +117,7 @@ def main_timeline():
     step.omit_norms = PLAN == "no_norms"
     step.release = {PLAN} if PLAN.endswith("_late") else set()
     rec["plan"] = PLAN
+    rec["tl_blocks"] = R.TL_BLOCKS              # blocks past this many in a launch are not recorded
     prompt = _prompt(1024)
     rec["timeline_tokens"] = guard("tokens", lambda: list(run(step, prompt[:16], 24)))
     print(f"tokens {el()}", flush=True)

@@ -389,7 +389,7 @@ def timeline_problems(d: dict, launches: int) -> list:
         if c["tokens"] < 12 or c["bad_batches"]: bad.append(f"{ctx}: {c['tokens']} tokens, bad batches {c['bad_batches']}")
         for r in rows:
             if not r["reach_first"] <= r["release_first"] <= r["release_last"] + 1e-9: bad.append(f"{ctx} {r['i']}: order")
-            if r["blocks_seen"] != min(r["blocks"], 8192): bad.append(f"{ctx} {r['i']}: {r['blocks_seen']} of {r['blocks']} blocks")
+            if r["blocks_seen"] != min(r["blocks"], d.get("tl_blocks", 8192)): bad.append(f"{ctx} {r['i']}: {r['blocks_seen']} of {r['blocks']} blocks")
             if r["i"] < len(rows) - 1 and not r["price_mean"] > 0: bad.append(f"{ctx} {r['i']}: price {r['price_mean']}")
         total = sum(r["price_mean"] or 0 for r in rows) / 1e3
         replay = sorted(d["timeline_ms"][ctx])[1]
