@@ -2567,7 +2567,8 @@ GEMV26_INST(2, 1, 2, 2, 10, 8, true)   // the engine's gate|up is E = false (abo
 GEMV26_INST(4, 1, 1, 3, 12, 5, true) GEMV26_INST(4, 1, 0, 3, 12, 5, true)   // out_proj's for one commit (gemv_v26e_h200.json)
 #define GEMV26K_INST(SR, RP, EPI, U, KST, MB) template __global__ void gemv_fp8_v26<SR, RP, EPI, U, KST, MB, true, true>( \
     const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
-GEMV26K_INST(4, 1, 1, 3, 12, 5) GEMV26K_INST(4, 1, 0, 3, 12, 5)   // the engine's out_proj / o_proj (EK, gemv_v26f_h200.json), its plain projection
+GEMV26K_INST(4, 1, 1, 3, 12, 5) GEMV26K_INST(4, 1, 0, 3, 12, 5)   // out_proj / o_proj (EK, gemv_v26f_h200.json), its plain projection
+GEMV26K_INST(20, 1, 1, 3, 12, 1) GEMV26K_INST(20, 1, 0, 3, 12, 1) // the engine's out_proj / o_proj: one block an SM (gemv_oneblock_h200.json)
 GEMV26K_INST(2, 2, 0, 2, 10, 7) GEMV26K_INST(2, 2, 0, 2, 10, 8)   // q|gate|k|v and qkv|z in runs of 2 (gemv_v26f_h200.json)
 GEMV26K_INST(2, 2, 0, 3, 10, 7) GEMV26K_INST(2, 2, 0, 3, 10, 8)   // the engine's q|gate|k|v and qkv|z: runs of 3 (gemv_v26g_h200.json)
 GEMV26K_INST(2, 2, 1, 4, 34, 5) GEMV26K_INST(2, 2, 0, 4, 34, 5)   // the engine's down: runs of 4, the last of 2; its plain projection
@@ -2667,6 +2668,7 @@ template __global__ void gemv_fp8_v26r<2, 2, 0, 3, 10, 144, true, true>(const un
 template __global__ void gemv_fp8_v26xs<2, 2, 0, 3, 10, 7, true, true, 2>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 template __global__ void gemv_fp8_v26xs<2, 2, 0, 3, 10, 7, true, true, 3>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 template __global__ void gemv_fp8_v26lp<4, 1, 1, 2, 34, 5, true, true, 2>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+template __global__ void gemv_fp8_v26lp<20, 1, 1, 2, 34, 1, true, true, 2>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);   // the engine's down: one block an SM (gemv_oneblock_h200.json)
 template __global__ void gemv_fp8_v26xs<2, 2, 0, 3, 10, 7, true, true, 4>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 template __global__ void gemv_fp8_v26xs<2, 2, 0, 3, 10, 7, true, true, 5>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 template __global__ void gemv_fp8_v26xl<2, 2, 0, 3, 10, 7, true, true, 1>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);

@@ -66,8 +66,8 @@ ENGINE_KERNELS = tuple(f"gemv_fp8_v11<{s}, {rg}, {e}>" for s, rg, e in ((1, 1, 0
                  + ("gemv_fp8_v16<4, 1, 2, 1, 1, 3, true, 1, true>", "gemv_fp8_v18<4, 1, 2, 1, 1, 3, true, 1, true>") \
                  + ("lm_head_bf16_v6<8, 20, 1, 2, 20>", "lm_head_bf16_v6<8, 20, 8, 2, 20>") \
                  + ("gemv_fp8_v23<4, 1, 2, 0, 1, 3, true, 4, false, false>", "gemv_fp8_v23<4, 1, 2, 1, 1, 3, true, 5, true, true>") \
-                 + ("gemv_fp8_v26<2, 1, 2, 2, 10, 8>", "gemv_fp8_v26<4, 1, 1, 3, 12, 5, true, true>", "gemv_fp8_v26<2, 2, 0, 3, 10, 7, true, true>",
-                    "gemv_fp8_v26<2, 2, 0, 3, 10, 8, true, true>", "gemv_fp8_v26lp<4, 1, 1, 2, 34, 5, true, true, 2>")
+                 + ("gemv_fp8_v26<2, 1, 2, 2, 10, 8>", "gemv_fp8_v26<20, 1, 1, 3, 12, 1, true, true>", "gemv_fp8_v26<2, 2, 0, 3, 10, 7, true, true>",
+                    "gemv_fp8_v26<2, 2, 0, 3, 10, 8, true, true>", "gemv_fp8_v26lp<20, 1, 1, 2, 34, 1, true, true, 2>")
 # v3, the engine's GEMV until v11 (kept, with its numbers), compiled the same way when it is asked for.
 V3_KERNELS = tuple(f"gemv_fp8_v3<{s}, {rg}, {e}>" for s, rg, e in ((2, 1, 0), (4, 1, 0), (8, 1, 0), (4, 2, 0), (2, 1, 1), (4, 1, 1),
                                                                    (8, 1, 1), (2, 2, 2), (4, 2, 2), (8, 2, 2))) \
@@ -370,6 +370,7 @@ def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None,
         return out
     if variant == 26:                                   # M > 1: v14's 8-token build (V13_MULTI), the same sums a row: v26's bits;
         variant, v13opt = 14, (v13opt[0], v13opt[1], True, *v13opt[3:4])   # with early loads, as the engine's v14 gate|up ran it
+        S = S if S <= 8 else 4                          # one block an SM (20 warps: down, out_proj) is the M = 1 build's; 4-warp blocks here
     if variant in (13, 14, 15, 16, 18, 19, 20, 21, 22, 23):   # S: warps on distinct rows (SR); v13opt = (SK warps splitting K, RP row pairs per warp, EARLY[, XS[, PF | LP]]); minb 1 = none
         SK, RP, early, *rest = v13opt
         xs = bool(rest and rest[0]) and variant in (14, 15, 16, 18, 19, 21, 23)
@@ -598,8 +599,8 @@ V12_MINB = {(5120, 6144, 1): 6, (34816, 5120, 2): 3}
 # 7.099 / 7.083 ms against 7.228 / 7.222, the decode step 7.999 ms at 1K against 8.028 (three repeats each way, every
 # repeat faster; 8.342 against 8.390 at 32K), greedy tokens equal.
 ENGINE_MARGIN = 0.01
-ENGINE_CHOICE = {(14336, 5120, 0): (26, 2, 1, 1), (16384, 5120, 0): (26, 2, 1, 1), (5120, 6144, 1): (26, 4, 1, 1),
-                 (34816, 5120, 2): (26, 2, 2, 1), (5120, 17408, 1): (26, 4, 1, 1), "lm_head": (6, 8, 20, 2, 2)}
+ENGINE_CHOICE = {(14336, 5120, 0): (26, 2, 1, 1), (16384, 5120, 0): (26, 2, 1, 1), (5120, 6144, 1): (26, 20, 1, 1),
+                 (34816, 5120, 2): (26, 2, 2, 1), (5120, 17408, 1): (26, 20, 1, 1), "lm_head": (6, 8, 20, 2, 2)}
 # The head: lm_head_bf16_v6 (the head as a stream, CUDA-core math: 8 warps, a ring of a whole row (20 chunks), rows in
 # groups of 2, 2 blocks an SM) since head_v6_h200.json: 563.1 / 562.9 us alone, 99.4 % of the run's bandwidth (a plain
 # stream 558.9), against v4's 607.6 / 609.0 (92 %); the decode step 7.985 / 7.987 ms at 1K against 8.004 / 8.017 and
@@ -611,8 +612,8 @@ ENGINE_V14 = {(14336, 5120, 0): (1, 2, 2, True, True), (16384, 5120, 0): (1, 2, 
 # configuration, compiled to keep v14's blocks an SM (ENGINE_MINB): alone qkv|z 20.48 / 20.50 us against 21.57 / 21.44,
 # down 23.28 / 23.30 against 24.09 / 24.05; the token of GEMVs 6.815 ms against 6.910 / 6.902; the decode step 7.856 /
 # 7.856 / 7.854 ms at 1K against 7.898 / 7.892 / 7.890 and 8.165 at 32K against 8.219 (greedy tokens equal).
-ENGINE_MINB = {(34816, 5120, 2): 8, (5120, 6144, 1): 5, (14336, 5120, 0): 7, (16384, 5120, 0): 8,   # v26's: the blocks an SM its
-               (5120, 17408, 1): 5}                                                                   # build is held to (below)
+ENGINE_MINB = {(34816, 5120, 2): 8, (5120, 6144, 1): 1, (14336, 5120, 0): 7, (16384, 5120, 0): 8,   # v26's: the blocks an SM its
+               (5120, 17408, 1): 1}                                                                   # build is held to (below)
 # gate|up since gemv_v26b_h200: v26 (v14's step, math and sums; a ring slot holds a run of U = 2 consecutive steps of one
 # gate/up row pair, two slots; bit-identical to v14) with 2 warps a block, held to 8 blocks an SM (128 registers; 138 free,
 # 6 blocks). ENGINE_V26 holds its (RP, U, E: 0 none, 1 E, 2 EK). Alone 41.70 / 41.90 us (91.7 / 91.3 %) against v14's 43.24 / 43.25 (88.5 %); the
@@ -654,6 +655,15 @@ ENGINE_MINB = {(34816, 5120, 2): 8, (5120, 6144, 1): 5, (14336, 5120, 0): 7, (16
 # loops of 8 and 16 runs 83 and 78 % (in the unrolled body ptxas spreads each refill among the mmas; chapter 06). Bit-identical to the build of before (the same sums a row). Alone 22.19-22.68 us (86-88 %) against
 # 23.15-23.69 (83-85 %) in three runs; the token of GEMVs 6.626 / 6.631 ms against 6.692 / 6.707; the decode step by the median of
 # five interleaved repeats 7.534 ms at 1K against 7.538 and 7.856 at 32K against 7.879 (ranges overlapping; greedy tokens equal).
+# down and out_proj since gemv_oneblock_h200: the same builds with all of an SM's 20 warps in one block (128 blocks of 20
+# warps, 1 an SM, instead of 640 of 4, 5 an SM). The step's timeline with every block's end (step_timeline_ends_h200.json)
+# found that of an SM's five blocks, which all pass their grid wait together, the ones it received later end later (down's
+# first 19.4 us by the median, its fifth 20.6; out_proj 6.1 against 6.8), so each SM's last microseconds ran on fewer and
+# fewer blocks. The same warps, rows and sums in one block: bit-identical to the 4-warp builds (versus_engine, twice a
+# shape); down alone 21.81 / 21.97 us (89.8 / 89.1 %) against 22.35 / 22.51 (87.6 / 87.0 %), out_proj alone 8.19 / 8.21
+# against 8.09 / 8.12 (slower by 1 %), and the decode step with both 7.421-7.433 ms at 1K against 7.502-7.528 and
+# 7.713-7.738 at 32K against 7.800-7.849, every repeat faster (down alone in the step: 7.455-7.480; 10 warps, 2 an SM:
+# 7.458-7.484), greedy tokens equal. The M > 1 build (v14's) keeps 4-warp blocks: the same sums a row.
 ENGINE_V26 = {(34816, 5120, 2): (1, 2, 0), (5120, 6144, 1): (1, 3, 2), (14336, 5120, 0): (2, 3, 2), (16384, 5120, 0): (2, 3, 2),
               (5120, 17408, 1): (1, 2, 2)}
 ENGINE_V26_LOOP = {(5120, 17408, 1): 2}                  # runs a loop trip (v26lp); a shape not here unrolls every run
@@ -663,7 +673,10 @@ ENGINE_V26_LOOP = {(5120, 17408, 1): 2}                  # runs a loop trip (v26
 # q|gate|k|v and gate|up is one block an SM fewer (7 -> 6, 6 -> 5): those two are also built with MINB holding v14's count.
 # (v19 and v21 were swept from the engine's configurations of their day: gate|up's was (4 warps, 2 pairs, 2 steps, XS).)
 _KS14 = lambda k: 2 if k[0] == 5120 else 1                # v14-v23's K split: the 5,120-row shapes over 2 blocks (v26 has none)
-_PLAN_V19 = {**{k: (ENGINE_CHOICE[k][1], *ENGINE_V14[k]) for k in ENGINE_V14}, (34816, 5120, 2): (4, 1, 2, 2, True, True)}
+# The sweeps of v19-v23 were built from the engine's warps a block of their day: ENGINE_CHOICE's, but 4 on the two
+# 5,120-row shapes (one block of 20 warps an SM since gemv_oneblock_h200 is v26's; v14's family kept 4-warp blocks).
+_SR_OF_DAY = {**{k: v[1] for k, v in ENGINE_CHOICE.items() if isinstance(k, tuple)}, (5120, 6144, 1): 4, (5120, 17408, 1): 4}
+_PLAN_V19 = {**{k: (_SR_OF_DAY[k], *ENGINE_V14[k]) for k in ENGINE_V14}, (34816, 5120, 2): (4, 1, 2, 2, True, True)}
 _v19_cfg = lambda k, mb=1: (_PLAN_V19[k][0], *_PLAN_V19[k][1:4], _PLAN_V19[k][4], mb, _KS14(k), _PLAN_V19[k][5])
 V19_SWEEP = {k: (_v19_cfg(k),) + ((_v19_cfg(k, {14336: 7, 34816: 6}[k[0]]),) if k[0] in (14336, 34816) else ()) for k in ENGINE_V14}
 # v20's sweep (SR, SK, RP, D, EARLY, MINB, KS, XS = 0): the shared-memory ring at 3 and 4 steps (4 steps of one pair), on
@@ -712,7 +725,7 @@ def _v23_name(epi, cfg, MT=1):
     SR, SK, RP, D, E, MB, KS, XS = cfg
     b = lambda v: "true" if v else "false"
     return f"gemv_fp8_v23<{SR}, {SK}, {RP}, {epi}, {MT}, {D}, {b(E)}, {MB}, {b(XS and MT == 1)}, {b(KS == 2 and epi != 2)}>"
-_engine_cfg = lambda k: (ENGINE_CHOICE[k][1], *ENGINE_V14[k][:3], ENGINE_V14[k][3], 1, _KS14(k), ENGINE_V14[k][4])
+_engine_cfg = lambda k: (_SR_OF_DAY[k], *ENGINE_V14[k][:3], ENGINE_V14[k][3], 1, _KS14(k), ENGINE_V14[k][4])
 _V23_MINB = {(14336, 5120, 0): 7, (16384, 5120, 0): 4, (34816, 5120, 2): 3, (5120, 6144, 1): 5, (5120, 17408, 1): 5}   # v14's blocks an SM
 V23_SWEEP = {k: (_engine_cfg(k), _engine_cfg(k)[:5] + (_V23_MINB[k],) + _engine_cfg(k)[6:]) for k in ENGINE_V14}
 # v23b's sweep, around each shape's configuration of v23_h200's day (SR, SK, RP, D, EARLY, MINB, KS, XS): without branches

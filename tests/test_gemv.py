@@ -138,7 +138,7 @@ def test_engine_plan_is_the_recorded_choice():
         b = r["v14_best_pdl"]
         if k in V26_TAKEN:                                     # v26 (runs of steps a row) at its winner, held to its blocks an SM
             SR, RP, U, MB, E = V26_TAKEN[k]
-            assert ENGINE_CHOICE[k] == (26, SR, 2 if k[2] == 2 else 1, 1) and ENGINE_V26[k] == (RP, U, E) and ENGINE_MINB[k] == MB > 1, k
+            assert ENGINE_CHOICE[k] == (26, SR, 2 if k[2] == 2 else 1, 1) and ENGINE_V26[k] == (RP, U, E) and ENGINE_MINB[k] == MB >= 1, k
         # what ENGINE_V14 (and v23's ENGINE_MINB) hold: each shape's v14-family configuration, the engine's until v26 took it
         launched = lambda v: k not in V26_TAKEN and ENGINE_CHOICE[k][0] == v
         if k in LATER_TAKEN:                                     # gate|up (replaced since by a later record's decision, below)
@@ -277,6 +277,22 @@ def _v26lp_taken(name="gemv_v26lp_step_h200", label="v26lp"):
     return out, loop
 V26LP_TAKEN, V26LP_LOOP = _v26lp_taken()
 V26_TAKEN.update(V26LP_TAKEN)                                  # down since gemv_v26lp_step_h200: one row pair a warp, looped
+
+
+def _oneblock_taken(name="gemv_oneblock_h200", plan="down, out_proj 20 warps"):
+    """down and out_proj with all of an SM's warps in one block, from gemv_oneblock_h200 (explore_gemv_oneblock.py): every
+    build bit-identical to the engine's kernel on the same inputs (twice a shape), the plan's greedy tokens the engine's, and
+    the decode step faster in every repeat than every engine repeat at 1K and at 32K (the rule of _v26_taken's step; alone,
+    down gained and out_proj lost 1 %: the step is the judge here, as the timeline showed the chain and the kernel alone
+    differ). {(N, K, epi): (SR, RP, U, MINB, E)}: the taken builds, the rest of each configuration as before."""
+    d = read_record(name)["data"]
+    assert all(v["identical"] for vs in d["versus_engine"].values() for v in vs)
+    ms = lambda p, c: [t["ms"] for t in d["timings"] if t["plan"] == p and t["ctx"] == c]
+    if not (d["tokens"][plan] == d["tokens"]["engine"] and len(ms(plan, 1024)) == 3
+            and all(max(ms(plan, c)) < min(ms("engine", c)) for c in (1024, 32768))): return {}
+    return {k: (S, V26_TAKEN[k][1], V26_TAKEN[k][2], mb, V26_TAKEN[k][4])
+            for k, (S, mb) in {(5120, 17408, 1): tuple(d["plans"][plan]["down"]), (5120, 6144, 1): tuple(d["plans"][plan]["out_proj"])}.items()}
+V26_TAKEN.update(_oneblock_taken())                            # down and out_proj since gemv_oneblock_h200: one block an SM
 
 
 def test_v26lp_loop_is_the_recorded_choice():
@@ -523,10 +539,10 @@ def test_v26_launches_through_the_launcher(monkeypatch):
             G.gemv(q, sc, torch.zeros(1, K, dtype=torch.bfloat16), 2, None, **dict(kw, v13opt=(1, 1, 0, False, bad)))
     G.gemv(q, sc, torch.zeros(1, K, dtype=torch.bfloat16), 2, None, **dict(kw, v13opt=(1, 1, 0, False, 2)))
     assert named[-1] == "gemv_fp8_v26lp<2, 1, 2, 2, 10, 8, false, false, 2>"
-    for (N, K, e), (name, grid) in {(5120, 6144, 1): ("gemv_fp8_v26<4, 1, 1, 3, 12, 5, true, true>", 640),     # EK: early 2
+    for (N, K, e), (name, grid) in {(5120, 6144, 1): ("gemv_fp8_v26<20, 1, 1, 3, 12, 1, true, true>", 128),    # EK: early 2; one block an SM
                                     (14336, 5120, 0): ("gemv_fp8_v26<2, 2, 0, 3, 10, 7, true, true>", 1792),
                                     (16384, 5120, 0): ("gemv_fp8_v26<2, 2, 0, 3, 10, 8, true, true>", 2048),
-                                    (5120, 17408, 1): ("gemv_fp8_v26lp<4, 1, 1, 2, 34, 5, true, true, 2>", 640)}.items():
+                                    (5120, 17408, 1): ("gemv_fp8_v26lp<20, 1, 1, 2, 34, 1, true, true, 2>", 128)}.items():
         kw = G.engine_kwargs(N, K, e)
         assert kw["variant"] == 26 and kw["KS"] == 1 and kw["v13opt"][2] == 2 and G.engine_scratch(N, K, e) is None
         q, sc = torch.zeros(N, K, dtype=torch.uint8), torch.zeros(N // 128, K // 128)
@@ -569,8 +585,8 @@ def test_launched_names_is_a_dry_pass(monkeypatch):
                                                  G.gemv(q, sc, x, 0, None, S=4, RG=1, variant=11),
                                                  G.engine_gemv(q2, sc2, x2, 1, res, out=y, scratch=G.engine_scratch(5120, 17408, 1, device="cpu")),
                                                  G.engine_gemv(q3, sc3, x3, 0, None, out=torch.zeros(1, 16384, dtype=torch.bfloat16), scratch=None)))
-    assert names == ("gemv_fp8_v26<4, 1, 1, 3, 12, 5, true, true>", "gemv_fp8_v11<4, 1, 0>",     # the engine's builds keep MINB
-                     "gemv_fp8_v26lp<4, 1, 1, 2, 34, 5, true, true, 2>", "gemv_fp8_v26<2, 2, 0, 3, 10, 8, true, true>")
+    assert names == ("gemv_fp8_v26<20, 1, 1, 3, 12, 1, true, true>", "gemv_fp8_v11<4, 1, 0>",     # the engine's builds keep MINB
+                     "gemv_fp8_v26lp<20, 1, 1, 2, 34, 1, true, true, 2>", "gemv_fp8_v26<2, 2, 0, 3, 10, 8, true, true>")
     assert (G.get_kernel, G._engine_kernel, G.launch) == before and bool((y == 7).all())
 
 def test_split_scratch_starts_at_zero():
