@@ -301,8 +301,8 @@ def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None,
     assert scale.dtype == torch.float32 and scale.shape == (N // BLOCK, K // BLOCK) and scale.is_contiguous(), "scale_inv: fp32 [N/128, K/128]"
     assert x.dtype == torch.bfloat16 and x.is_contiguous() and x.shape[1] == K and 1 <= M <= 8, "x: bf16 [M <= 8, K]"
     assert N % BLOCK == 0 and K % BLOCK == 0, "N and K must be multiples of the 128 block"
-    assert N % (16 * RG) == 0 and RG in (1, 2) and (S in (1, 2, 4, 8) or variant in (8, 9, 10) or (variant == 26 and S in (10, 16, 20))), \
-        "N must hold whole row groups; S in 1, 2, 4, 8 (v26: also 10, 16, 20 warps a block, results/explore_gemv_oneblock.py)"
+    assert N % (16 * RG) == 0 and RG in (1, 2) and (S in (1, 2, 4, 8) or variant in (8, 9, 10) or (variant == 26 and 1 <= S <= 32)), \
+        "N must hold whole row groups; S in 1, 2, 4, 8 (v26: 1 to 32 warps a block, results/explore_gemv_oneblock*.py)"
     assert epi != 2 or RG == 2, "SwiGLU epilogue needs RG = 2 (a gate and an up row group)"
     Nout = N // 2 if epi == 2 else N
     out = torch.empty(M, Nout, dtype=torch.bfloat16, device=q.device) if out is None else out
