@@ -658,7 +658,7 @@ ENGINE_MINB = {(34816, 5120, 2): 8, (5120, 6144, 1): 1, (14336, 5120, 0): 7, (16
 # down and out_proj since gemv_oneblock_h200: the same builds with all of an SM's 20 warps in one block (128 blocks of 20
 # warps, 1 an SM, instead of 640 of 4, 5 an SM). The step's timeline with every block's end (step_timeline_ends_h200.json)
 # found that of an SM's five blocks, which all pass their grid wait together, the ones it received later end later (down's
-# first 19.4 us by the median, its fifth 20.6; out_proj 6.1 against 6.8), so each SM's last microseconds ran on fewer and
+# first 19.4 us by the median, its fifth 20.6; out_proj 6.1 against 6.5), so each SM's last microseconds ran on fewer and
 # fewer blocks. The same warps, rows and sums in one block: bit-identical to the 4-warp builds (versus_engine, twice a
 # shape); down alone 21.81 / 21.97 us (89.8 / 89.1 %) against 22.35 / 22.51 (87.6 / 87.0 %), out_proj alone 8.19 / 8.21
 # against 8.09 / 8.12 (slower by 1 %), and the decode step with both 7.421-7.433 ms at 1K against 7.502-7.528 and

@@ -1,7 +1,7 @@
 """Chapter 06/09a: the SM's oldest block first. The step's timeline with every block's end (step_timeline_ends_h200.json)
 shows, on the single-round GEMVs (down: 640 blocks of 4 warps, 5 an SM; out_proj the same), that the blocks an SM
-received later finish later although all pass their grid wait together: down's first block on an SM takes 19.4 us
-(median), its fifth 20.6; out_proj 6.1 against 6.8. The launch ends with the slowest, so each SM's last microsecond or two
+received later finish later although all pass their grid wait together: down's first block on an SM (by block index)
+takes 19.4 us (median), its fifth 20.6; out_proj 6.1 against 6.8. The launch ends with the slowest, so each SM's last microsecond or two
 runs with fewer and fewer of its blocks. If the SM's schedulers favour the older block, one block an SM holding all its
 warps (20 warps: the same warps, rows and sums, one block) should end its warps closer together. Builds: v26 (down: v26lp)
 with 20 warps a block and 1 an SM, and 10 warps with 2 an SM, against the engine's 4 warps with 5 an SM; each first

@@ -405,7 +405,8 @@ def test_timeline_records_are_whole_and_add_up():
     import copy, json
     from qwen_engine.runtime import repo_root
     rec = lambda n: json.loads((repo_root() / "results" / f"{n}.json").read_text())["data"]
-    for name, launches in (("step_timeline_h200", 453), ("step_timeline_no_norms_h200", 324), ("step_timeline_ln1_late_h200", 453)):
+    for name, launches in (("step_timeline_h200", 453), ("step_timeline_no_norms_h200", 324), ("step_timeline_ln1_late_h200", 453),
+                           ("step_timeline_ends_h200", 453)):
         d = rec(name)
         assert timeline_problems(d, launches) == [], name
         if "plain_tokens" in d: assert d["tokens_equal"] and d["plain_tokens"] == d["timeline_tokens"], name
@@ -441,3 +442,27 @@ def test_timeline_gemv_and_gateup_chain_records():
     first = next(iter(gc["plans"]))
     assert len(gc["versus_engine"]) == 3 and all(v["identical"] for vs in gc["versus_engine"].values() for v in vs)
     assert all(gc["tokens"][p] == gc["tokens"][first] for p in gc["plans"])
+
+
+def test_block_ends_and_one_block_an_sm_records():
+    """Chapter 06's reading of the blocks' ends (step_timeline_ends_h200: every block of one layer, each GEMV block with its
+    end, gate|up's 8,704 all there) and of one block an SM: gemv_oneblock_h200's taken plan and gemv_oneblock2_h200's losers,
+    every build bit-identical to the engine's kernel with the engine's greedy tokens; on the shapes of more than one round
+    every plan slower than the engine in every repeat (what the chapter says lost)."""
+    import json
+    from qwen_engine.runtime import repo_root
+    rec = lambda n: json.loads((repo_root() / "results" / f"{n}.json").read_text())["data"]
+    e = rec("step_timeline_ends_h200")
+    assert e["tl_blocks"] == 16384 and set(e["blocks_1k"]) == {str(i) for i in range(202, 209)}
+    sizes = {b["label"].split(":")[-1]: len(b["release"]) for b in e["blocks_1k"].values()}
+    assert sizes["gemv_fp8_v26<2, 1, 2, 2, 10, 8>"] == 8704 and sizes["gemv_fp8_v26lp<4, 1, 1, 2, 34, 5, true, true, 2>"] == 640
+    for b in e["blocks_1k"].values():
+        if "gemv_fp8" in b["label"]: assert all(x is not None and x > r for x, r in zip(b["end"], b["release"]))
+    for name in ("gemv_oneblock_h200", "gemv_oneblock2_h200"):
+        d = rec(name)
+        assert all(v["identical"] for vs in d["versus_engine"].values() for v in vs)
+        assert all(d["tokens"][p] == d["tokens"]["engine"] for p in d["plans"])
+    d = rec("gemv_oneblock2_h200")
+    ms = lambda p, c: [t["ms"] for t in d["timings"] if t["plan"] == p and t["ctx"] == c]
+    for p in d["plans"]:
+        if p != "engine": assert all(min(ms(p, c)) > max(ms("engine", c)) for c in (1024, 32768)), p
