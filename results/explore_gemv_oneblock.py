@@ -12,7 +12,6 @@ import sys
 import torch
 import explore_util
 from qwen_engine import gemv as G
-from qwen_engine.step import DecodeStep
 
 DOWN, OUT = (5120, 17408, 1), (5120, 6144, 1)
 SHAPES = {DOWN: "down", OUT: "out_proj"}
@@ -24,18 +23,11 @@ def kw(shape, S, minb):
     return dict(k, S=S, minb=minb)
 
 
-engine_gemv_method = DecodeStep._gemv
 PLANS = {"engine": {}, "down 20 warps": {DOWN: (20, 1)}, "down, out_proj 20 warps": {DOWN: (20, 1), OUT: (20, 1)},
          "down, out_proj 10 warps": {DOWN: (10, 2), OUT: (10, 2)}}
 
 
-def apply(step, plan):
-    def g(wq, x, epi, o, res=None):
-        N, K = wq[0].shape
-        if (N, K, epi) not in plan: return engine_gemv_method(step, wq, x, epi, o, res)
-        S, mb = plan[(N, K, epi)]
-        G.gemv(wq[0], wq[1], x, epi, res, out=o, scratch=None, pdl=step.pdl, **kw((N, K, epi), S, mb))
-    step._gemv = g
+apply = explore_util.route_shapes(lambda shape, c: kw(shape, *c))       # a plan: {shape: (warps a block, blocks an SM)}
 
 
 def alone(step, rec):

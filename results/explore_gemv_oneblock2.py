@@ -8,7 +8,6 @@ import sys
 import torch
 import explore_util
 from qwen_engine import gemv as G
-from qwen_engine.step import DecodeStep
 
 QKVZ, QGKV, GU = (16384, 5120, 0), (14336, 5120, 0), (34816, 5120, 2)
 SHAPES = {QKVZ: "qkv|z", QGKV: "q|gate|k|v", GU: "gate|up"}
@@ -18,18 +17,11 @@ ONE = {QKVZ: (16, 1), QGKV: (14, 1), GU: (16, 1)}
 def kw(shape, S, minb): return dict(G.engine_kwargs(*shape), S=S, minb=minb)
 
 
-engine_gemv_method = DecodeStep._gemv
 PLANS = {"engine": {}, "qkv|z, q|gate|k|v one block an SM": {QKVZ: ONE[QKVZ], QGKV: ONE[QGKV]}, "gate|up one block an SM": {GU: ONE[GU]},
          "all three": dict(ONE)}
 
 
-def apply(step, plan):
-    def g(wq, x, epi, o, res=None):
-        N, K = wq[0].shape
-        if (N, K, epi) not in plan: return engine_gemv_method(step, wq, x, epi, o, res)
-        S, mb = plan[(N, K, epi)]
-        G.gemv(wq[0], wq[1], x, epi, res, out=o, scratch=None, pdl=step.pdl, **kw((N, K, epi), S, mb))
-    step._gemv = g
+apply = explore_util.route_shapes(lambda shape, c: kw(shape, *c))       # a plan: {shape: (warps a block, blocks an SM)}
 
 
 def identity(step, rec):

@@ -141,6 +141,21 @@ def route_winners(wins: dict):
     return apply
 
 
+def route_shapes(kw):
+    """step_plans' `apply` for plans {(N, K, epi): cfg}: a plan's shapes through gemv(**kw((N, K, epi), cfg)) with the step's
+    PDL and no split scratch, every other GEMV through the engine's launcher (explore_gemv_oneblock*.py)."""
+    from qwen_engine import gemv as G
+    from qwen_engine.step import DecodeStep
+    engine_gemv_method = DecodeStep._gemv
+    def apply(step, plan):
+        def g(wq, x, epi, o, res=None):
+            N, K = wq[0].shape
+            if (N, K, epi) not in plan: return engine_gemv_method(step, wq, x, epi, o, res)
+            G.gemv(wq[0], wq[1], x, epi, res, out=o, scratch=None, pdl=step.pdl, **kw((N, K, epi), plan[(N, K, epi)]))
+        step._gemv = g
+    return apply
+
+
 def recorder(name: str, what: str, script: str, out=None, **fields):
     """The frame every exploration script shares: (rec, guard, el, save). rec holds `fields`, `errors` and the read
     bandwidth measured now; guard(what, fn) runs a part and records its failure; el() is the elapsed time for printing;

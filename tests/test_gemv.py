@@ -819,3 +819,22 @@ def test_gemv_sizes_record_is_the_code():
     from results import gemv_sizes
     rec = read_record("gemv_sizes_sm90a")["data"]["bytes"]
     assert set(rec) == set(gemv_sizes.BUILDS) and gemv_sizes.sizes() == rec
+
+
+def test_route_shapes_sends_only_the_plans_shapes(monkeypatch):
+    "explore_util.route_shapes: a plan's shapes go to gemv with kw(shape, cfg) and the step's PDL; every other shape to the engine's launcher."
+    from types import SimpleNamespace
+    from qwen_engine import gemv as G
+    from qwen_engine.step import DecodeStep
+    from results import explore_util
+    engine, routed = [], []
+    monkeypatch.setattr(DecodeStep, "_gemv", lambda self, wq, x, epi, o, res=None: engine.append((tuple(wq[0].shape), epi)))
+    monkeypatch.setattr(G, "gemv", lambda q, sc, x, epi, res, **k: routed.append((tuple(q.shape), epi, k)))
+    apply = explore_util.route_shapes(lambda shape, c: dict(S=c[0], minb=c[1]))
+    step = SimpleNamespace(pdl=True)
+    apply(step, {(5120, 6144, 1): (20, 1)})
+    w = lambda N, K: (torch.zeros(N, K, dtype=torch.uint8), torch.zeros(N // 128, K // 128))
+    step._gemv(w(5120, 6144), None, 1, None, None)
+    step._gemv(w(5120, 17408), None, 1, None, None)
+    assert engine == [((5120, 17408), 1)]
+    assert [(s, e) for s, e, _ in routed] == [((5120, 6144), 1)] and routed[0][2] == dict(out=None, scratch=None, pdl=True, S=20, minb=1)
