@@ -838,3 +838,32 @@ def test_route_shapes_sends_only_the_plans_shapes(monkeypatch):
     step._gemv(w(5120, 17408), None, 1, None, None)
     assert engine == [((5120, 17408), 1)]
     assert [(s, e) for s, e, _ in routed] == [((5120, 6144), 1)] and routed[0][2] == dict(out=None, scratch=None, pdl=True, S=20, minb=1)
+
+
+def test_one_block_an_sm_m8_keeps_four_warp_blocks(monkeypatch):
+    """down and out_proj run one block of 20 warps an SM at M = 1 (ENGINE_CHOICE); their M = 8 call (speculative verify) runs
+    v14's 8-token build in 4-warp blocks, as before that change: 128 threads a block, the grid of 4-warp row sets, the
+    same name the M = 8 build had. The M = 1 call is the 20-warp build (the control: the mapping applies to M > 1 only)."""
+    from qwen_engine import gemv as G
+    named, grids = _mocked_launcher(monkeypatch)
+    for N, K in ((5120, 17408), (5120, 6144)):
+        kw = G.engine_kwargs(N, K, 1)
+        assert kw["S"] == 20 and kw["minb"] == 1
+        q, sc = torch.zeros(N, K, dtype=torch.uint8), torch.zeros(N // 128, K // 128)
+        for M in (1, 8):
+            x, res = torch.zeros(M, K, dtype=torch.bfloat16), torch.zeros(M, N, dtype=torch.bfloat16)
+            G.gemv(q, sc, x, 1, res, pdl=True, **kw)
+            if M == 1: assert named[-1].startswith("gemv_fp8_v26") and named[-1].split("<")[1].startswith("20, ") and grids[-1][0] == (128,)
+            else: assert named[-1].startswith("gemv_fp8_v14<4, ") and grids[-1][0][0] == N // (4 * 2 * G.V13_MULTI[0])
+
+
+def test_timeline_constants_agree():
+    "The runtime's timeline buffer has the slots common.cu's timeline build writes (launches x blocks, 8 words a slot)."
+    import re
+    from qwen_engine import runtime as R
+    src = (R.kernel_dir() / "common.cu").read_text()
+    macro = lambda n: int(re.search(rf"#define {n} (\d+)", src).group(1))
+    assert (macro("QE_TL_LAUNCHES"), macro("QE_TL_BLOCKS")) == (R.TL_LAUNCHES, R.TL_BLOCKS)
+    assert "qe_timeline + 8 * ((g % QE_TL_LAUNCHES) * QE_TL_BLOCKS + b)" in src
+    import inspect
+    assert "view(-1, 8)" in inspect.getsource(R.timeline_records) and R.timeline_buffer.__wrapped__.__doc__.startswith("The timeline build's records (int64, 8 a slot")
