@@ -119,6 +119,9 @@
 //      within its noise (gemv_v26lp*_h200.json; sizes: gemv_sizes_sm90a.json). Lost on the other shapes (gemv_v26lp3_h200.json).
 //   v26ns gemv_fp8_v26ns<..., RU, NS>: v26lp with NS slots of a run each (NS - 1 runs in flight): lost on down and gate|up
 //      (gemv_v26ns_h200.json).
+//   v26tp gemv_fp8_v26tp<SR, RP, EPI, U, KST, MINB, E, EK, TB>: v26 whose last TB blocks ask L2 for their warps' whole rows
+//      when they start (one bulk prefetch a row): the grid's last round streams with more bytes in flight than its register
+//      rings hold. The same loads, math and sums: bit-identical (results/explore_gemv_tail.py).
 //   v26xs XS 3-5 (the activation staged with every copy at once): XS 3 (cp.async.cg) 15-45 %, XS 4 (.ca) and XS 5 (registers
 //      through L1) ties or losses (gemv_v26xs3_h200.json, gemv_v26xs45_h200.json).
 //   v28 gemv_fp8_v28<SR, RP, EPI, U, KST, MINB>: v26 with a warp's pair of rows N / 2 apart on the plain shapes (as gate|up's
@@ -2263,7 +2266,7 @@ __device__ __forceinline__ uint4 gemv_wload(const void* p) {   // WL 0: ld_strea
 }
 template <int SR, int RP, int EPI, int U, int KST, bool E, int R0, int R1, bool XCH, bool FAR = false, bool EK = false, bool EK2 = false,
           bool DRY = false, bool ER = false, int PROBE = 0, bool XP = false, int XS = 0, int XL = 0, int WL = 0, int RU = 0,
-          int NS = 2>
+          int NS = 2, int TB = 0>
 __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ W, const float* __restrict__ scale,
                                               const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
                                               unsigned short* __restrict__ y, int N, float* __restrict__ partial) {
@@ -2277,6 +2280,14 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
   const size_t up_w = (size_t)Nout * KK, far_w = (size_t)(N / 2) * KK;           // FAR: row p's partner, N / 2 rows on
   const float* ps = scale + (size_t)((u0 * RS) >> 7) * KT + (g >> 1);
   const int up_s = (Nout >> 7) * KT, far_s = ((N / 2) >> 7) * KT;
+  // TB (v26tp): a block among the grid's last TB, the last to start, runs its rows while fewer and fewer blocks stream beside
+  // it; lane j asks L2 for row j of its warp's set, whole (the rows the loads below read; weights are never written by a
+  // kernel, so before the wait). Nothing comes to the SM and no register is held: the ring's loads then find L2.
+  if (TB > 0 && (int)blockIdx.x >= (int)gridDim.x - TB && lane < 2 * RP) {
+    const int p = lane >> 1, h = lane & 1;
+    const unsigned char* r = W + (size_t)u0 * RS * KK + (EPI == 2 ? (h ? up_w : 0) + p * KK : FAR ? (h ? far_w : 0) + p * KK : (2 * p + h) * KK);
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" :: "l"(r), "r"(KK) : "memory");
+  }
   uint4 wv[NS][U][2 * RP];                                   // NS slots of a run each (v26ns: 3)
   float sl[NS][U], sh[NS][U];
   auto load_step = [&](int slot, int ss, int u) {         // ER: step u of run ss into its place in the slot
@@ -2487,6 +2498,14 @@ __global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v26lp(
     float* __restrict__ partial, unsigned* __restrict__ counters) {
   gemv_v26_body<SR, RP, EPI, U, KST, E, 0, (KST + U - 1) / U, false, false, EK, false, false, false, 0, false, 0, 0, 0, RU>(W, scale, x, res, y, N, partial);
 }
+// v26tp: v26 (E, EK as given) whose last TB blocks ask L2 for their warps' rows at their start (TB in the body). Bit-identical.
+template <int SR, int RP, int EPI, int U, int KST, int MINB, bool E, bool EK, int TB>
+__global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v26tp(
+    const unsigned char* __restrict__ W, const float* __restrict__ scale, const unsigned short* __restrict__ x,
+    const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
+    float* __restrict__ partial, unsigned* __restrict__ counters) {
+  gemv_v26_body<SR, RP, EPI, U, KST, E, 0, (KST + U - 1) / U, false, false, EK, false, false, false, 0, false, 0, 0, 0, 0, 2, TB>(W, scale, x, res, y, N, partial);
+}
 // v26ns: v26lp with NS slots of a run each instead of two: the refill at the top of run ss asks for run ss + NS - 1, so NS - 1
 // runs are in flight while one is computed (RU a multiple of NS: each loop trip a whole cycle of the slots). Bit-identical.
 template <int SR, int RP, int EPI, int U, int KST, int MINB, bool E, bool EK, int RU, int NS>
@@ -2674,6 +2693,8 @@ template __global__ void gemv_fp8_v26xs<2, 2, 0, 3, 10, 7, true, true, 5>(const 
 template __global__ void gemv_fp8_v26xl<2, 2, 0, 3, 10, 7, true, true, 1>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 template __global__ void gemv_fp8_v26wl<2, 2, 0, 3, 10, 7, true, true, 2>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 template __global__ void gemv_fp8_v29<4, 1, 2, 34, 5>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+template __global__ void gemv_fp8_v26tp<2, 1, 2, 2, 10, 8, false, false, 1056>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+template __global__ void gemv_fp8_v26tp<2, 2, 0, 3, 10, 8, true, true, 992>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 template __global__ void gemv_fp8_v29<4, 1, 3, 12, 5, true>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 #endif
 
