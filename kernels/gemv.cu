@@ -119,6 +119,9 @@
 //      within its noise (gemv_v26lp*_h200.json; sizes: gemv_sizes_sm90a.json). Lost on the other shapes (gemv_v26lp3_h200.json).
 //   v26ns gemv_fp8_v26ns<..., RU, NS>: v26lp with NS slots of a run each (NS - 1 runs in flight): lost on down and gate|up
 //      (gemv_v26ns_h200.json).
+//   v26n gemv_fp8_v26n<SR, RP, U, KST, MINB, E, EK>: v26 on gate|up with a warp's rows neighbours (RP pairs of gate rows in
+//      the even warps, of up rows in the odd ones; the up warp hands its rounded sums to the gate warp through shared
+//      memory) instead of a gate row and its up row 89 MB apart. Bit-identical (results/explore_gemv_near.py).
 //   v26tp gemv_fp8_v26tp<SR, RP, EPI, U, KST, MINB, E, EK, TB>: v26 whose last TB blocks ask L2 for their warps' whole rows
 //      when they start (one bulk prefetch a row): the grid's last round streams with more bytes in flight than its register
 //      rings hold. The same loads, math and sums: bit-identical (results/explore_gemv_tail.py).
@@ -2264,28 +2267,64 @@ __device__ __forceinline__ uint4 gemv_wload(const void* p) {   // WL 0: ld_strea
   else asm volatile("ld.global.cs.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
   return v;
 }
+// NEAR's SwiGLU (v26n): a gate warp (even) and its up warp (odd) hold the sums of the same 2 RP outputs; the up warp's lanes
+// leave their rounded sums in shared memory, and after the block barrier the gate warp's finish as gemv_m1_epilogue's
+// SwiGLU does (the same roundings in the same order: bit-identical to v26 on every row).
+template <int SR, int RP>
+__device__ __forceinline__ void gemv_near_epilogue(float (&acc)[1][RP][2], int lane, int warp, int row0, unsigned short* __restrict__ y) {
+  __shared__ float upv[SR / 2][2 * RP];
+#pragma unroll
+  for (int p = 0; p < RP; ++p)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float tot = 0.f;
+#pragma unroll
+      for (int sg = 0; sg < 8; ++sg) tot += __shfl_sync(0xffffffffu, acc[0][p][h], 4 * sg + (sg >> 1));
+      acc[0][p][h] = tot;
+    }
+#pragma unroll
+  for (int p = 0; p < RP; ++p)
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+      if ((warp & 1) && lane == 2 * p + h) upv[warp >> 1][2 * p + h] = bf16_to_f32(f32_to_bf16(acc[0][p][h]));
+  __syncthreads();
+#pragma unroll
+  for (int p = 0; p < RP; ++p)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      if ((warp & 1) || lane != 2 * p + h) continue;
+      const float gt = bf16_to_f32(f32_to_bf16(acc[0][p][h])), up = upv[warp >> 1][2 * p + h];
+      const float act = bf16_to_f32(f32_to_bf16(gt / (1.f + expf(-gt))));
+      y[row0 + 2 * p + h] = f32_to_bf16(act * up);
+    }
+}
 template <int SR, int RP, int EPI, int U, int KST, bool E, int R0, int R1, bool XCH, bool FAR = false, bool EK = false, bool EK2 = false,
           bool DRY = false, bool ER = false, int PROBE = 0, bool XP = false, int XS = 0, int XL = 0, int WL = 0, int RU = 0,
-          int NS = 2, int TB = 0>
+          int NS = 2, int TB = 0, bool NEAR = false>
 __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ W, const float* __restrict__ scale,
                                               const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
                                               unsigned short* __restrict__ y, int N, float* __restrict__ partial) {
   // runs of U steps a row; the last run holds what is left when U does not divide KST (RG: ragged, v26g)
   static_assert(U <= KST && RP >= 1 && 2 * RP <= 32 && 0 <= R0 && R0 < R1 && R1 <= (KST + U - 1) / U, "runs of U steps a row; one lane per output");
   static_assert(!XCH || EPI != 2, "the exchange: one output per lane");
-  constexpr int KK = 512 * KST, KT = 4 * KST, RS = EPI == 2 || FAR ? RP : 2 * RP;   // a set's (gate, near) rows
+  // NEAR (v26n): SwiGLU's rows read as a plain projection's, a warp's rows neighbours (the gate rows in even warps, the
+  // up rows in odd ones); PE: a pair is a gate row and its up row (v26's SwiGLU)
+  static_assert(!NEAR || (EPI == 2 && SR % 2 == 0 && !FAR && !XCH && SR <= 32), "NEAR: SwiGLU, a gate warp and an up warp a pair");
+  constexpr bool PE = EPI == 2 && !NEAR;
+  constexpr int KK = 512 * KST, KT = 4 * KST, RS = PE || FAR ? RP : 2 * RP;   // a set's (gate, near) rows
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3, lk = 64 * g + 16 * t;
   const int Nout = EPI == 2 ? N / 2 : N, u0 = blockIdx.x * SR + warp;           // this warp's row set
-  const unsigned char* pw = W + (size_t)u0 * RS * KK + lk;
+  const int nb0 = NEAR ? ((warp & 1) ? Nout : 0) + (blockIdx.x * (SR / 2) + (warp >> 1)) * RS : 0;   // NEAR: the warp's first row
+  const unsigned char* pw = NEAR ? W + (size_t)nb0 * KK + lk : W + (size_t)u0 * RS * KK + lk;
   const size_t up_w = (size_t)Nout * KK, far_w = (size_t)(N / 2) * KK;           // FAR: row p's partner, N / 2 rows on
-  const float* ps = scale + (size_t)((u0 * RS) >> 7) * KT + (g >> 1);
+  const float* ps = NEAR ? scale + (size_t)(nb0 >> 7) * KT + (g >> 1) : scale + (size_t)((u0 * RS) >> 7) * KT + (g >> 1);
   const int up_s = (Nout >> 7) * KT, far_s = ((N / 2) >> 7) * KT;
   // TB (v26tp): a block among the grid's last TB, the last to start, runs its rows while fewer and fewer blocks stream beside
   // it; lane j asks L2 for row j of its warp's set, whole (the rows the loads below read; weights are never written by a
   // kernel, so before the wait). Nothing comes to the SM and no register is held: the ring's loads then find L2.
   if (TB > 0 && (int)blockIdx.x >= (int)gridDim.x - TB && lane < 2 * RP) {
     const int p = lane >> 1, h = lane & 1;
-    const unsigned char* r = W + (size_t)u0 * RS * KK + (EPI == 2 ? (h ? up_w : 0) + p * KK : FAR ? (h ? far_w : 0) + p * KK : (2 * p + h) * KK);
+    const unsigned char* r = (NEAR ? W + (size_t)nb0 * KK : W + (size_t)u0 * RS * KK) + (PE ? (h ? up_w : 0) + p * KK : FAR ? (h ? far_w : 0) + p * KK : (2 * p + h) * KK);
     asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" :: "l"(r), "r"(KK) : "memory");
   }
   uint4 wv[NS][U][2 * RP];                                   // NS slots of a run each (v26ns: 3)
@@ -2296,9 +2335,9 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
     for (int p = 0; p < RP; ++p)
 #pragma unroll
       for (int h = 0; h < 2; ++h)
-        wv[slot][u][2 * p + h] = gemv_wload<WL>(pw + (EPI == 2 ? (h ? up_w : 0) + p * KK : FAR ? (h ? far_w : 0) + p * KK : (2 * p + h) * KK) + 512 * (U * ss + u));
+        wv[slot][u][2 * p + h] = gemv_wload<WL>(pw + (PE ? (h ? up_w : 0) + p * KK : FAR ? (h ? far_w : 0) + p * KK : (2 * p + h) * KK) + 512 * (U * ss + u));
     sl[slot][u] = __ldg(ps + 4 * (U * ss + u));
-    sh[slot][u] = EPI == 2 ? __ldg(ps + up_s + 4 * (U * ss + u)) : FAR ? __ldg(ps + far_s + 4 * (U * ss + u)) : 0.f;
+    sh[slot][u] = PE ? __ldg(ps + up_s + 4 * (U * ss + u)) : FAR ? __ldg(ps + far_s + 4 * (U * ss + u)) : 0.f;
   };
   auto load = [&](int slot, int ss) {                      // run ss: steps U ss .. U ss + U - 1 of each row, row after row
 #pragma unroll
@@ -2308,12 +2347,12 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
 #pragma unroll
         for (int u = 0; u < U; ++u)
           if (KST % U == 0 || U * ss + u < KST)
-            wv[slot][u][2 * p + h] = gemv_wload<WL>(pw + (EPI == 2 ? (h ? up_w : 0) + p * KK : FAR ? (h ? far_w : 0) + p * KK : (2 * p + h) * KK) + 512 * (U * ss + u));
+            wv[slot][u][2 * p + h] = gemv_wload<WL>(pw + (PE ? (h ? up_w : 0) + p * KK : FAR ? (h ? far_w : 0) + p * KK : (2 * p + h) * KK) + 512 * (U * ss + u));
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       if (KST % U != 0 && U * ss + u >= KST) continue;       // past a ragged last run
       sl[slot][u] = __ldg(ps + 4 * (U * ss + u));
-      sh[slot][u] = EPI == 2 ? __ldg(ps + up_s + 4 * (U * ss + u)) : FAR ? __ldg(ps + far_s + 4 * (U * ss + u)) : 0.f;
+      sh[slot][u] = PE ? __ldg(ps + up_s + 4 * (U * ss + u)) : FAR ? __ldg(ps + far_s + 4 * (U * ss + u)) : 0.f;
     }
   };
   // Before the wait: weights and scales are never written by a kernel. E: a condition that is always true; without a branch
@@ -2333,7 +2372,7 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
     if (threadIdx.x == 0) { qe_mbar_init(qe_smem_u32(&xbar26), 1); asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
     __syncthreads();
   }
-  const bool pre = u0 * RS < Nout;                         // always true (whole grids)
+  const bool pre = NEAR ? nb0 < N : u0 * RS < Nout;        // always true (whole grids)
   if (!E || pre) {
     load(0, R0);
     if (EK2 && R0 + 1 < R1) load(1, R0 + 1);
@@ -2432,7 +2471,7 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
         xl[0][1] = __ldg(reinterpret_cast<const uint4*>(x + 512 * st + lk + 8));
       }
       const int sl0 = (ss - R0) % NS;
-      const float slo = sl[sl0][u] * W_RESCALE_BITS, shi = (EPI == 2 || FAR ? sh[sl0][u] : sl[sl0][u]) * W_RESCALE_BITS;
+      const float slo = sl[sl0][u] * W_RESCALE_BITS, shi = (PE || FAR ? sh[sl0][u] : sl[sl0][u]) * W_RESCALE_BITS;
       v13_math<RP, 1, PROBE == 3 || PROBE == 5, PROBE == 4>(acc, wv[sl0][u], xl, slo, shi, g);
       if (ER && ss + 2 < R1) load_step(sl0, ss + 2, u);       // this step's registers: the run after next
     }
@@ -2445,7 +2484,8 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
     for (int ss = R0; ss < R1; ++ss) run_ss(ss);
   }
   if (DRY || PROBE == 1) { if (fold == 0x9E3779B9u) y[0] = (unsigned short)fold; return; }
-  gemv_m1_epilogue<RP, EPI, XCH, FAR>(acc, lane, u0, FAR ? N / 2 : Nout, res, y, partial);
+  if constexpr (NEAR) gemv_near_epilogue<SR, RP>(acc, lane, warp, nb0, y);
+  else gemv_m1_epilogue<RP, EPI, XCH, FAR>(acc, lane, u0, FAR ? N / 2 : Nout, res, y, partial);
   qe_timeline_end();                                         // the timeline build only (common.cu): when warp 0 is done
 }
 template <int SR, int RP, int EPI, int U, int KST, int MINB, bool E = false, bool EK = false, bool EK2 = false>
@@ -2505,6 +2545,15 @@ __global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v26tp(
     const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
     float* __restrict__ partial, unsigned* __restrict__ counters) {
   gemv_v26_body<SR, RP, EPI, U, KST, E, 0, (KST + U - 1) / U, false, false, EK, false, false, false, 0, false, 0, 0, 0, 0, 2, TB>(W, scale, x, res, y, N, partial);
+}
+// v26n: v26 on SwiGLU (E, EK as given) with NEAR's rows: a warp reads neighbouring gate rows or neighbouring up rows (RP
+// pairs of neighbours), not a gate row and its up row 89 MB apart; the up warp hands its sums to the gate warp. Bit-identical.
+template <int SR, int RP, int U, int KST, int MINB, bool E, bool EK>
+__global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v26n(
+    const unsigned char* __restrict__ W, const float* __restrict__ scale, const unsigned short* __restrict__ x,
+    const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
+    float* __restrict__ partial, unsigned* __restrict__ counters) {
+  gemv_v26_body<SR, RP, 2, U, KST, E, 0, (KST + U - 1) / U, false, false, EK, false, false, false, 0, false, 0, 0, 0, 0, 2, 0, true>(W, scale, x, res, y, N, partial);
 }
 // v26ns: v26lp with NS slots of a run each instead of two: the refill at the top of run ss asks for run ss + NS - 1, so NS - 1
 // runs are in flight while one is computed (RU a multiple of NS: each loop trip a whole cycle of the slots). Bit-identical.
@@ -2695,6 +2744,8 @@ template __global__ void gemv_fp8_v26wl<2, 2, 0, 3, 10, 7, true, true, 2>(const 
 template __global__ void gemv_fp8_v29<4, 1, 2, 34, 5>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 template __global__ void gemv_fp8_v26tp<2, 1, 2, 2, 10, 8, false, false, 1056>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 template __global__ void gemv_fp8_v26tp<2, 2, 0, 3, 10, 8, true, true, 992>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+template __global__ void gemv_fp8_v26n<2, 1, 2, 10, 8, false, false>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+template __global__ void gemv_fp8_v26n<2, 2, 3, 10, 8, true, true>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 template __global__ void gemv_fp8_v29<4, 1, 3, 12, 5, true>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 #endif
 

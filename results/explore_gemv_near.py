@@ -1,0 +1,56 @@
+"""Chapter 06: gate|up's rows as neighbours (v26n). v26's SwiGLU gives a warp a gate row and its up row, 89 MB apart; on
+the plain shapes, where a warp's rows are neighbours, pairing rows N / 2 apart instead cost 2-10 points (v28,
+gemv_v28_h200.json). v26n reads gate|up as a plain projection does: the even warps of a block take neighbouring gate
+rows, the odd ones the same outputs' up rows, and the up warp hands its rounded sums to the gate warp through shared
+memory for the SwiGLU. Every row's sum and every rounding are v26's: bit-identical (checked on the same inputs). Builds
+(warps a block, row pairs a warp, steps a run, blocks an SM, early loads: 0 none, 2 EK) around the engine's (2, 1, 2, 8,
+0); each alone (PDL, graph, rotation), twice; then the decode step (27B shape, synthetic, PDL graph) with greedy tokens
+checked, three interleaved rounds at 1K and 32K.
+Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_near.py OUT_DIR (gemv_near_h200.json). About 2.5 min."""
+import sys
+import torch
+import explore_util
+from qwen_engine import gemv as G
+
+GU = (34816, 5120, 2)
+CFGS = ((2, 1, 2, 8, 0), (2, 1, 2, 8, 2), (2, 2, 2, 8, 0), (2, 2, 3, 8, 0), (2, 2, 3, 8, 2), (4, 1, 2, 4, 0))
+
+
+def kw(shape, cfg):
+    S, RP, U, mb, early = cfg
+    return dict(S=S, RG=2, variant=26, KS=1, D=U, v13opt=(1, RP, early, False, 0, 0, True), minb=mb)
+
+
+def label(cfg): return "near {} warps, {} pair{}, runs of {}, {} an SM{}".format(cfg[0], cfg[1], "s" if cfg[1] > 1 else "", cfg[2], cfg[3], ", EK" if cfg[4] == 2 else "")
+
+
+PLANS = {"engine": {}, **{label(c): {GU: c} for c in CFGS}}
+apply = explore_util.route_shapes(kw)
+
+
+def alone(step, rec):
+    gen = torch.Generator(device="cuda").manual_seed(7)
+    rec["versus_engine"], rec["alone"] = {}, []
+    for cfg in CFGS:
+        k = {a: b for a, b in kw(GU, cfg).items() if a not in ("S", "RG")}
+        v = [explore_util.versus_engine(gen, *GU, cfg[0], k) for _ in range(2)]
+        rec["versus_engine"][label(cfg)] = v
+        print(f"{label(cfg)}: bit-identical to the engine's {all(x['identical'] for x in v)}", flush=True)
+    bw, nb = rec["bandwidth_tbps"], G.bytes_of(GU[0], GU[1], 1, GU[2])
+    for rep in range(2):
+        e = G.time_engine(*GU, gen)
+        rec["alone"].append(dict(cfg="engine", rep=rep, us=e, frac=nb / (e * 1e-6) / (bw * 1e12)))
+        for cfg in CFGS:
+            k = kw(GU, cfg)
+            us = G.time_gemv(*GU, k["S"], k["RG"], gen, pdl=True, **{a: b for a, b in k.items() if a not in ("S", "RG")})
+            rec["alone"].append(dict(cfg=list(cfg), rep=rep, us=us, frac=nb / (us * 1e-6) / (bw * 1e12)))
+        print(f"rep {rep}: " + ", ".join(f"{t['cfg']} {t['us']:.2f} us ({100 * t['frac']:.1f} %)" for t in rec["alone"] if t["rep"] == rep), flush=True)
+
+
+explore_util.step_plans(sys.argv[1] if len(sys.argv) > 1 else None, "gemv_near_h200",
+                        "v26n (gate|up read as a plain projection: a warp's rows neighbouring gate rows or neighbouring up rows, the "
+                        "SwiGLU met through shared memory) against the engine's v26: bit-identity on the same inputs, each alone (PDL, "
+                        "twice), and the decode step (27B shape, synthetic, PDL graph) with greedy tokens, three interleaved rounds at "
+                        "1K and 32K.",
+                        "explore_gemv_near.py", PLANS, apply, reps=3,
+                        describe=lambda p: {"gate|up": list(v) for v in p.values()}, extra=alone)
