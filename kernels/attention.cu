@@ -949,6 +949,105 @@ __device__ __forceinline__ unsigned at_pass1_v5(const Ring& R, const unsigned sh
   return gbase;
 }
 
+// Pass 1, v6 (v15: attn_fused_v9): v5's pass 1 with the keys loaded straight into registers instead of through the ring of
+// bulk copies. Chapter 09a's streaming probe read a token's bytes at 100 % of the bandwidth into registers and at 72-79 %
+// through rings of cp.async.bulk; pass 1 through its ring reads ~70-75 % at 32K (the probe of v6 above). Warp w takes the
+// same keys as from a ring stage (keys k0 + 8w .. k0 + 8w + 7 of each 64-key stage k0 = a + 64 i) and lane (gr, t) the same
+// 16 bytes of key k0 + 8w + gr at dims 32c + 8t, now from global memory, two stages in flight (the next stage's loads issued
+// before this one's mmas): the same fragments, mmas, roundings and stores, so the scores and statistics are v5's bit for
+// bit. A key that this launch writes (the new keys pos0 .. pos0 + r of row r) is taken from the copy its warp formed in
+// shared memory (nk: the first 4 KB of the ring, idle until pass 2), not read back through memory. Returns 0: no stage of
+// the ring was used (pass 2's stages start at 0; its first copies come after pass 1, behind R.start's proxy fence).
+template <int G>
+__device__ __forceinline__ void at_scores_regs(const uint4 (&k)[8], const uint4 (&qa)[8], unsigned short* srow, int max_ctx, int k0, int b,
+                                               float& lm, int warp, int gr, int t) {
+  float acc[4];
+  at_qk8(qa, k, acc);
+  const int jj = k0 + 8 * warp + 2 * t;
+  if (gr < G) {
+    const unsigned short s0 = qe_f32_to_bf16(qe_round_bf16(acc[0]) * 0.0625f), s1 = qe_f32_to_bf16(qe_round_bf16(acc[1]) * 0.0625f);
+    if (jj < b) { srow[(size_t)gr * max_ctx + jj] = s0; lm = fmaxf(lm, qe_bf16_to_f32(s0)); }
+    if (jj + 1 < b) { srow[(size_t)gr * max_ctx + jj + 1] = s1; lm = fmaxf(lm, qe_bf16_to_f32(s1)); }
+  }
+}
+template <int G, bool WRITE_V>
+__device__ __forceinline__ unsigned at_pass1_v6(const unsigned short* __restrict__ qkv, int pos0,
+                                                const unsigned short* __restrict__ qw, const unsigned short* __restrict__ kw,
+                                                const unsigned short* __restrict__ rope, const int* __restrict__ table, int ntab,
+                                                unsigned short* kc, unsigned short* vc, unsigned short* scores,
+                                                float* __restrict__ stats, int Hq, int Hkv, int P, int M, int max_ctx,
+                                                int stride, float eps, float (&red)[8][G], unsigned short (&qs)[G][AT_D],
+                                                unsigned short (*nk)[AT_D]) {   // nk: the new keys this block formed (M <= 8), in the idle ring
+  const int p = blockIdx.x, g = blockIdx.y, tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int gr = lane >> 2, t = lane & 3;
+  const size_t koff = (size_t)Hq * 2 * AT_D + g * AT_D, voff = koff + (size_t)Hkv * AT_D;
+  if (p == 0 && warp < M && at_page(table, ntab, pos0 + warp) >= 0) {   // the appends (row `warp`), as v4
+    const int pos = pos0 + warp;
+    const unsigned short* src = qkv + (size_t)warp * stride;
+    *(uint4*)(at_row(vc, table, ntab, Hkv, g, pos) + 8 * lane) = *(const uint4*)(src + voff + 8 * lane);
+    *(uint4*)(at_row(kc, table, ntab, Hkv, g, pos) + 8 * lane) = at_norm_rope(*(const uint4*)(src + koff + 8 * lane), kw, rope, pos, lane, eps);
+  }
+  for (int r = 0; r < M; ++r) {
+    const int n = pos0 + r + 1;
+    int a, b; at_range(n, P, p, a, b);
+    const int nst = (b - a + AT_STAGE - 1) / AT_STAGE;
+    uint4 k0b[8], k1b[8];
+    auto load = [&](uint4 (&kb)[8], int i) {                            // stage i's key of this lane, straight into registers
+      const int j = a + AT_STAGE * i + 8 * warp + gr;
+      if (j < b && at_page(table, ntab, j) >= 0) {
+        const unsigned short* row = at_row(kc, table, ntab, Hkv, g, j);
+#pragma unroll
+        for (int c = 0; c < 8; ++c) kb[c] = qe_ld_stream(row + 32 * c + 8 * t);
+      } else {
+#pragma unroll
+        for (int c = 0; c < 8; ++c) kb[c] = make_uint4(0u, 0u, 0u, 0u);
+      }
+    };
+    if (nst > 0) load(k0b, 0);                                          // the first stage before the query rows are formed
+    if (warp < G)                                                       // query row r, head g*G + warp
+      *(uint4*)&qs[warp][8 * lane] = at_norm_rope(*(const uint4*)(qkv + (size_t)r * stride + (g * G + warp) * 2 * AT_D + 8 * lane), qw, rope, pos0 + r, lane, eps);
+    {
+      const int j = pos0 + warp;                                        // new key `warp`, if this block reads it
+      if (warp <= r && j >= a && j < b && at_page(table, ntab, j) >= 0) {
+        const uint4 kn = at_norm_rope(*(const uint4*)(qkv + (size_t)warp * stride + koff + 8 * lane), kw, rope, j, lane, eps);
+        *(uint4*)(at_row(kc, table, ntab, Hkv, g, j) + 8 * lane) = kn;
+        *(uint4*)&nk[warp][8 * lane] = kn;
+        if (WRITE_V) *(uint4*)(at_row(vc, table, ntab, Hkv, g, j) + 8 * lane) = *(const uint4*)(qkv + (size_t)warp * stride + voff + 8 * lane);
+        asm volatile("fence.proxy.async.global;" ::: "memory");        // before the copy engine reads the value rows (pass 2)
+      }
+    }
+    __syncthreads();
+    uint4 qa[8];
+#pragma unroll
+    for (int c = 0; c < 8; ++c) qa[c] = gr < G ? *(const uint4*)&qs[gr][32 * c + 8 * t] : make_uint4(0u, 0u, 0u, 0u);
+    unsigned short* srow = scores + ((size_t)r * Hq + g * G) * max_ctx;
+    float lm = AT_NEG_INF;
+    auto consume = [&](uint4 (&kb)[8], int i) {
+      const int k0 = a + AT_STAGE * i, j = k0 + 8 * warp + gr;
+      if (k0 + 8 * warp >= b) return;                                   // warp-uniform
+      if (j >= pos0 && j <= pos0 + r && j < b && at_page(table, ntab, j) >= 0) {   // a key written by this launch: this block's own copy
+#pragma unroll
+        for (int c = 0; c < 8; ++c) kb[c] = *(const uint4*)&nk[j - pos0][32 * c + 8 * t];
+      }
+      at_scores_regs<G>(kb, qa, srow, max_ctx, k0, b, lm, warp, gr, t);
+    };
+    for (int i = 0; i < nst; i += 2) {                                  // two stages in flight: load the next, then compute this
+      if (i + 1 < nst) load(k1b, i + 1);
+      consume(k0b, i);
+      if (i + 1 < nst) {
+        if (i + 2 < nst) load(k0b, i + 2);
+        consume(k1b, i + 1);
+      }
+    }
+    float mx[G];
+    at_stats_max_lanes<G>(lm, red, mx, warp, gr, t);
+    float sm[G];
+    at_stats_sum_store<G>(srow, max_ctx, a, b, mx, red, stats, r, Hq, g, P, p, sm);
+    __syncthreads();                                                    // nk and qs are rewritten by the next row
+  }
+  return 0u;
+}
+
 // The merge of row r, KV group g, by the block that completed it: thread d sums dim d of the G heads over the P partials in
 // order 0..P-1 from 0.f (attn_merge_v2's order; the G chains interleaved, each in its own order; 36 loads in flight per
 // thread), rounds, gates. One block pulls 6 x P KB of partials: this tail is what folding the merge costs.
@@ -1265,8 +1364,14 @@ __device__ __forceinline__ void at_pass2_tc(const Ring& R, unsigned gbase, bool 
 // VPF (v10-v12): 0 none; 1 row 0's values asked of L2 (at_v_prefetch) once pass 1 is done, before the first barrier
 // (the blocks that finish pass 1 early wait there for the last: ~4 us at 32K); 2 right after the grid wait, before pass 1.
 // TC (v13): pass 2 on the tensor cores (at_pass2_tc, above) instead of pass 2 v3. EN (v14):
-// pass 1's EARLY_NEW.
+// pass 1's EARLY_NEW. Ring AtRingR (v15): pass 1 v6, the keys straight into registers.
 constexpr int AT_NPROBE = 8;
+// v15's ring: AtRing itself; the type says at_fused_body runs pass 1 v6 (the keys into registers) before the ring's pass 2.
+// (A type rather than one more template argument keeps the other fused kernels' instantiations, and their machine code,
+// as they were.)
+struct AtRingR : AtRing {};
+template <class Ring> struct at_keys_in_registers { static constexpr bool value = false; };
+template <> struct at_keys_in_registers<AtRingR> { static constexpr bool value = true; };
 template <int G, class Ring, bool PROBE = false, int VPF = 0, int VCAP = 0, bool TC = false, bool EN = false>
 __device__ __forceinline__ void at_fused_body(const Ring& R, unsigned char* ring, float (&red)[8][G], unsigned short (&qs)[G][AT_D],
                                               unsigned short (&prb)[256][8], float (&gm)[G], float (&gl)[G], int& last,
@@ -1284,7 +1389,10 @@ __device__ __forceinline__ void at_fused_body(const Ring& R, unsigned char* ring
   at_mark(1);
   const int pos0 = ctl[0], p = blockIdx.x, g = blockIdx.y;
   if (VPF == 2) { int a, b; at_range(pos0 + 1, P, p, a, b); at_v_prefetch<VCAP>(vc, table, ntab, Hkv, g, a, b); }
-  unsigned gbase = at_pass1_v5<G, true, Ring, EN>(R, qkv, pos0, qw, kw, rope, table, ntab, kc, vc, scores, stats, Hq, Hkv, P, M, max_ctx, stride, eps, red, qs);
+  unsigned gbase;
+  if constexpr (at_keys_in_registers<Ring>::value) gbase = at_pass1_v6<G, true>(qkv, pos0, qw, kw, rope, table, ntab, kc, vc, scores, stats, Hq, Hkv, P, M, max_ctx, stride, eps, red, qs,
+                                                 reinterpret_cast<unsigned short (*)[AT_D]>(ring));
+  else gbase = at_pass1_v5<G, true, Ring, EN>(R, qkv, pos0, qw, kw, rope, table, ntab, kc, vc, scores, stats, Hq, Hkv, P, M, max_ctx, stride, eps, red, qs);
   at_mark(2);                                                           // pass 1: scores and statistics written
   {                                                                     // row 0's first value stages, before the barrier
     int a, b; at_range(pos0 + 1, P, p, a, b);
@@ -1309,6 +1417,7 @@ __device__ __forceinline__ void at_fused_body(const Ring& R, unsigned char* ring
 // A fused kernel's whole body: its shared memory, its ring (the copy engine's, or the load path's for v9), then
 // at_fused_body. The kernels below (v6, its probe build, v9) differ only in these template arguments.
 __device__ __forceinline__ AtRing at_ring_make(const AtRing*, unsigned char* ring, unsigned long long* bars) { return at_ring_init(ring, bars); }
+__device__ __forceinline__ AtRingR at_ring_make(const AtRingR*, unsigned char* ring, unsigned long long* bars) { AtRingR r; static_cast<AtRing&>(r) = at_ring_init(ring, bars); return r; }
 struct AtRingL;                                                          // v9's ring (below)
 __device__ __forceinline__ AtRingL at_ring_make(const AtRingL*, unsigned char* ring, unsigned long long* bars);
 // The fused kernels' parameters and arguments (v6 and every variant of it take the same; its probe build adds a buffer).
@@ -1595,7 +1704,15 @@ __global__ void __launch_bounds__(256, 2) attn_fused_v8(AT_FUSED_PARAMS) {
   at_fused_kernel<G, AtRing, false, 0, 0, true, true>(AT_FUSED_ARGS, nullptr);
 }
 
+// v15 (attn_fused_v9): v13 with pass 1 v6: the keys straight into registers, two stages in flight a warp, instead of through
+// the ring of bulk copies (the ring then serves pass 2 only). The same fragments, mmas and stores as v13: bit-identical.
+template <int G>
+__global__ void __launch_bounds__(256, 2) attn_fused_v9(AT_FUSED_PARAMS) {
+  at_fused_kernel<G, AtRingR, false, 0, 0, true>(AT_FUSED_ARGS, nullptr);
+}
+
 #ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
+template __global__ void attn_fused_v9<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
 template __global__ void attn_fused_v8<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
 template __global__ void attn_fused_v7<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
 #endif
