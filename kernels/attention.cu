@@ -61,6 +61,9 @@
 //      (AtRing::start_split), partition 0 appends after its first copies. Bit-identical to v13; no faster: 1K 15.9 us
 //      against 15.9, 4K 18.7 against 18.1, the PDL step 7.847-7.858 ms against 7.839-7.848 at 1K
 //      (results/attention_v14_h200.json, attention_v14_step_h200.json; the laggards: attention_laggards_h200.json). Lost.
+//   v15 (attn_fused_v9): v13 with pass 1 v6, the keys straight into registers (two stages in flight a warp; the new keys from
+//      the block's own copy in shared memory). Bit-identical to v13; slower at every context: 32K 58.6 us against 49.5 with PDL
+//      (50 % against 60 %), 128K 181.7 against 156.6 (results/attention_v15_h200.json, attention_v15_step_h200.json). Lost.
 // Layouts (D = 256, PAGE = 256 tokens):
 //   qkv   [M, stride] bf16: per query head h, q at h*2D, gate at h*2D + D; then k (Hkv*D), then v (Hkv*D)
 //   cache [n_pages, Hkv, PAGE, D] bf16 for K and for V of one layer; token t lives in page table[t / PAGE], row t % PAGE
