@@ -64,6 +64,8 @@
 //   v15 (attn_fused_v9): v13 with pass 1 v6, the keys straight into registers (two stages in flight a warp; the new keys from
 //      the block's own copy in shared memory). Bit-identical to v13; slower at every context: 32K 58.6 us against 49.5 with PDL
 //      (50 % against 60 %), 128K 181.7 against 156.6 (results/attention_v15_h200.json, attention_v15_step_h200.json). Lost.
+//   v16 (attn_fused_v10): v13 with AtRingW: a 64-row stage that lies in one page is one bulk copy of 32 KB, not two of 16 KB
+//      (chapter 09a's probe: larger copies stream faster). Bit-identical to v13 by construction (results/explore_attention_v16.py).
 // Layouts (D = 256, PAGE = 256 tokens):
 //   qkv   [M, stride] bf16: per query head h, q at h*2D, gate at h*2D + D; then k (Hkv*D), then v (Hkv*D)
 //   cache [n_pages, Hkv, PAGE, D] bf16 for K and for V of one layer; token t lives in page table[t / PAGE], row t % PAGE
@@ -1369,6 +1371,41 @@ __device__ __forceinline__ void at_pass2_tc(const Ring& R, unsigned gbase, bool 
 // TC (v13): pass 2 on the tensor cores (at_pass2_tc, above) instead of pass 2 v3. EN (v14):
 // pass 1's EARLY_NEW. Ring AtRingR (v15): pass 1 v6, the keys straight into registers.
 constexpr int AT_NPROBE = 8;
+// v16's ring (attn_fused_v10): AtRing whose stage is one bulk copy of 64 rows (32 KB) wherever the stage lies in one page,
+// instead of two copies of 32 rows (16 KB) each. Chapter 09a's streaming probe: a ring of 16 KiB copies streams at 1.30-1.35x
+// the floor, of 64 KiB copies at 1.23x. The same rows land in the same places of the same slots (a page's rows of one KV head
+// are contiguous): the passes read the same values, bit-identical to v13. A stage that crosses a page keeps two copies.
+struct AtRingW : AtRing {
+  __device__ __forceinline__ void issue(const unsigned short* cache, const int* table, int ntab, int Hkv, int g,
+                                        int k0, int b, unsigned gj) const {           // one thread
+    const unsigned slot = gj % AT_S, bar = bars + 8 * slot;
+    const int n = min(AT_STAGE, b - k0);
+    qe_mbar_expect_tx(bar, (unsigned)n * (AT_D * 2));
+    if ((k0 >> 8) == ((k0 + n - 1) >> 8)) {                            // one page: one copy
+      qe_bulk_g2s(ring + slot * AT_SLOT, at_row(cache, table, ntab, Hkv, g, k0), n * AT_D * 2, bar);
+    } else {                                                            // across a page (at its 32-row half): two
+      const int n1 = min(32, n), n2 = n - n1;
+      qe_bulk_g2s(ring + slot * AT_SLOT, at_row(cache, table, ntab, Hkv, g, k0), n1 * AT_D * 2, bar);
+      if (n2 > 0) qe_bulk_g2s(ring + slot * AT_SLOT + 32 * AT_D * 2, at_row(cache, table, ntab, Hkv, g, k0 + 32), n2 * AT_D * 2, bar);
+    }
+  }
+  __device__ __forceinline__ void start(const unsigned short* cache, const int* table, int ntab, int Hkv, int g, int a, int b,
+                                        int nst, unsigned gbase, bool global_writes) const {   // AtRing::start, this issue
+    if (threadIdx.x == 0) {
+      if (global_writes) asm volatile("fence.proxy.async.global;" ::: "memory");
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      for (int j = 0; j < AT_S && j < nst; ++j) issue(cache, table, ntab, Hkv, g, a + AT_STAGE * j, b, gbase + j);
+    }
+  }
+  __device__ __forceinline__ void release(const unsigned short* cache, const int* table, int ntab, int Hkv, int g, int a, int b,
+                                          int j, int nst, unsigned gbase) const {      // AtRing::release, this issue
+    __syncthreads();
+    if (threadIdx.x == 0 && j + AT_S < nst) {
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      issue(cache, table, ntab, Hkv, g, a + AT_STAGE * (j + AT_S), b, gbase + j + AT_S);
+    }
+  }
+};
 // v15's ring: AtRing itself; the type says at_fused_body runs pass 1 v6 (the keys into registers) before the ring's pass 2.
 // (A type rather than one more template argument keeps the other fused kernels' instantiations, and their machine code,
 // as they were.)
@@ -1421,6 +1458,7 @@ __device__ __forceinline__ void at_fused_body(const Ring& R, unsigned char* ring
 // at_fused_body. The kernels below (v6, its probe build, v9) differ only in these template arguments.
 __device__ __forceinline__ AtRing at_ring_make(const AtRing*, unsigned char* ring, unsigned long long* bars) { return at_ring_init(ring, bars); }
 __device__ __forceinline__ AtRingR at_ring_make(const AtRingR*, unsigned char* ring, unsigned long long* bars) { AtRingR r; static_cast<AtRing&>(r) = at_ring_init(ring, bars); return r; }
+__device__ __forceinline__ AtRingW at_ring_make(const AtRingW*, unsigned char* ring, unsigned long long* bars) { AtRingW r; static_cast<AtRing&>(r) = at_ring_init(ring, bars); return r; }
 struct AtRingL;                                                          // v9's ring (below)
 __device__ __forceinline__ AtRingL at_ring_make(const AtRingL*, unsigned char* ring, unsigned long long* bars);
 // The fused kernels' parameters and arguments (v6 and every variant of it take the same; its probe build adds a buffer).
@@ -1714,7 +1752,14 @@ __global__ void __launch_bounds__(256, 2) attn_fused_v9(AT_FUSED_PARAMS) {
   at_fused_kernel<G, AtRingR, false, 0, 0, true>(AT_FUSED_ARGS, nullptr);
 }
 
+// v16 (attn_fused_v10): v13 with AtRingW: a stage in one page is one bulk copy of 32 KB, not two of 16. Bit-identical to v13.
+template <int G>
+__global__ void __launch_bounds__(256, 2) attn_fused_v10(AT_FUSED_PARAMS) {
+  at_fused_kernel<G, AtRingW, false, 0, 0, true>(AT_FUSED_ARGS, nullptr);
+}
+
 #ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
+template __global__ void attn_fused_v10<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
 template __global__ void attn_fused_v9<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
 template __global__ void attn_fused_v8<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
 template __global__ void attn_fused_v7<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
