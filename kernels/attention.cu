@@ -65,7 +65,8 @@
 //      the block's own copy in shared memory). Bit-identical to v13; slower at every context: 32K 58.6 us against 49.5 with PDL
 //      (50 % against 60 %), 128K 181.7 against 156.6 (results/attention_v15_h200.json, attention_v15_step_h200.json). Lost.
 //   v16 (attn_fused_v10): v13 with AtRingW: a 64-row stage that lies in one page is one bulk copy of 32 KB, not two of 16 KB
-//      (chapter 09a's probe: larger copies stream faster). Bit-identical to v13 by construction (results/explore_attention_v16.py).
+//      (chapter 09a's probe: larger copies stream faster). Bit-identical to v13; a tie: 32K 50.5 us against 49.3 with PDL, 128K
+//      154.9 against 156.1, the step within its noise (results/attention_v16_h200.json, attention_v16_step_h200.json). Not adopted.
 // Layouts (D = 256, PAGE = 256 tokens):
 //   qkv   [M, stride] bf16: per query head h, q at h*2D, gate at h*2D + D; then k (Hkv*D), then v (Hkv*D)
 //   cache [n_pages, Hkv, PAGE, D] bf16 for K and for V of one layer; token t lives in page table[t / PAGE], row t % PAGE
