@@ -581,17 +581,12 @@ __device__ __forceinline__ void at_stats_max_lanes(float lm, float (&red)[8][G],
   at_max_of_warps<G>(red, mx);
 }
 
-// Warp w's 8 keys of a 64-row stage (k0 ..) in the ring slot at `slot` (v3, v4): rows 8w..8w+7 (one mma group), lane
-// (gr, t) reading 16 bytes of row 8w + gr at dims 32c + 8t from shared memory, the same fragments v2 loads from global
-// memory; it stores head gr's scores of keys 2t, 2t + 1 and keeps their max in lm. k: the fragments' registers, declared
-// by the caller (so the kernels' machine code is what it was before this was shared).
+// The scores of warp w's 8 keys from their fragments k (lane (gr, t): 16 bytes of key k0 + 8w + gr at dims 32c + 8t), the
+// stores of head gr's scores of keys 2t, 2t + 1 and their max kept in lm (pass 1 v3-v5 from a ring slot; v6 from registers).
 template <int G>
-__device__ __forceinline__ void at_scores_smem(unsigned slot, const uint4 (&qa)[8], unsigned short* srow, int max_ctx, int k0, int b,
-                                               float& lm, int warp, int gr, int t, uint4 (&k)[8]) {
+__device__ __forceinline__ void at_scores_regs(const uint4 (&k)[8], const uint4 (&qa)[8], unsigned short* srow, int max_ctx, int k0, int b,
+                                               float& lm, int warp, int gr, int t) {
   float acc[4];
-  const unsigned row = slot + (8 * warp + gr) * (AT_D * 2) + 16 * t;
-#pragma unroll
-  for (int c = 0; c < 8; ++c) k[c] = qe_lds128(row + 64 * c);
   at_qk8(qa, k, acc);
   const int jj = k0 + 8 * warp + 2 * t;
   if (gr < G) {
@@ -599,6 +594,18 @@ __device__ __forceinline__ void at_scores_smem(unsigned slot, const uint4 (&qa)[
     if (jj < b) { srow[(size_t)gr * max_ctx + jj] = s0; lm = fmaxf(lm, qe_bf16_to_f32(s0)); }
     if (jj + 1 < b) { srow[(size_t)gr * max_ctx + jj + 1] = s1; lm = fmaxf(lm, qe_bf16_to_f32(s1)); }
   }
+}
+// Warp w's 8 keys of a 64-row stage (k0 ..) in the ring slot at `slot` (v3, v4): rows 8w..8w+7 (one mma group), lane
+// (gr, t) reading 16 bytes of row 8w + gr at dims 32c + 8t from shared memory, the same fragments v2 loads from global
+// memory; it stores head gr's scores of keys 2t, 2t + 1 and keeps their max in lm. k: the fragments' registers, declared
+// by the caller (so the kernels' machine code is what it was before this was shared).
+template <int G>
+__device__ __forceinline__ void at_scores_smem(unsigned slot, const uint4 (&qa)[8], unsigned short* srow, int max_ctx, int k0, int b,
+                                               float& lm, int warp, int gr, int t, uint4 (&k)[8]) {
+  const unsigned row = slot + (8 * warp + gr) * (AT_D * 2) + 16 * t;
+#pragma unroll
+  for (int c = 0; c < 8; ++c) k[c] = qe_lds128(row + 64 * c);
+  at_scores_regs<G>(k, qa, srow, max_ctx, k0, b, lm, warp, gr, t);
 }
 
 template <int G>
@@ -964,18 +971,6 @@ __device__ __forceinline__ unsigned at_pass1_v5(const Ring& R, const unsigned sh
 // bit. A key that this launch writes (the new keys pos0 .. pos0 + r of row r) is taken from the copy its warp formed in
 // shared memory (nk: the first 4 KB of the ring, idle until pass 2), not read back through memory. Returns 0: no stage of
 // the ring was used (pass 2's stages start at 0; its first copies come after pass 1, behind R.start's proxy fence).
-template <int G>
-__device__ __forceinline__ void at_scores_regs(const uint4 (&k)[8], const uint4 (&qa)[8], unsigned short* srow, int max_ctx, int k0, int b,
-                                               float& lm, int warp, int gr, int t) {
-  float acc[4];
-  at_qk8(qa, k, acc);
-  const int jj = k0 + 8 * warp + 2 * t;
-  if (gr < G) {
-    const unsigned short s0 = qe_f32_to_bf16(qe_round_bf16(acc[0]) * 0.0625f), s1 = qe_f32_to_bf16(qe_round_bf16(acc[1]) * 0.0625f);
-    if (jj < b) { srow[(size_t)gr * max_ctx + jj] = s0; lm = fmaxf(lm, qe_bf16_to_f32(s0)); }
-    if (jj + 1 < b) { srow[(size_t)gr * max_ctx + jj + 1] = s1; lm = fmaxf(lm, qe_bf16_to_f32(s1)); }
-  }
-}
 template <int G, bool WRITE_V>
 __device__ __forceinline__ unsigned at_pass1_v6(const unsigned short* __restrict__ qkv, int pos0,
                                                 const unsigned short* __restrict__ qw, const unsigned short* __restrict__ kw,

@@ -2058,12 +2058,9 @@ template __global__ void gemv_stream_probe_v2<8, true>(const uint4*, long long, 
 // The one-token epilogue of v24, v26-v28 (v13's): the 8 segments' sums in segment order, then lane (p, h) stores one
 // output of row set u (SwiGLU: lane (p, 0) stores silu(gate) x up); XCH: the K split's two halves meet first, as v18's do.
 // FAR (v28): a pair is rows r and r + Nout (Nout passed as N / 2), as SwiGLU's gate and up rows are, each stored as itself.
-template <int RP, int EPI, bool XCH = false, bool FAR = false>
-__device__ __forceinline__ void gemv_m1_epilogue(float (&acc)[1][RP][2], int lane, int u, int Nout, const unsigned short* __restrict__ res,
-                                                 unsigned short* __restrict__ y, float* __restrict__ partial) {
-  static_assert(!XCH || EPI != 2, "the exchange: one output per lane");
-  constexpr bool PR = EPI == 2 || FAR;                     // a pair's rows Nout apart
-  constexpr int RS = PR ? RP : 2 * RP;
+// Each row's 8 segment sums (lane 4 sg + sg / 2 holds segment sg) added in segment order, in every lane (v13_math's layout).
+template <int RP>
+__device__ __forceinline__ void gemv_segment_sums(float (&acc)[1][RP][2]) {
 #pragma unroll
   for (int p = 0; p < RP; ++p)
 #pragma unroll
@@ -2073,6 +2070,14 @@ __device__ __forceinline__ void gemv_m1_epilogue(float (&acc)[1][RP][2], int lan
       for (int sg = 0; sg < 8; ++sg) tot += __shfl_sync(0xffffffffu, acc[0][p][h], 4 * sg + (sg >> 1));
       acc[0][p][h] = tot;
     }
+}
+template <int RP, int EPI, bool XCH = false, bool FAR = false>
+__device__ __forceinline__ void gemv_m1_epilogue(float (&acc)[1][RP][2], int lane, int u, int Nout, const unsigned short* __restrict__ res,
+                                                 unsigned short* __restrict__ y, float* __restrict__ partial) {
+  static_assert(!XCH || EPI != 2, "the exchange: one output per lane");
+  constexpr bool PR = EPI == 2 || FAR;                     // a pair's rows Nout apart
+  constexpr int RS = PR ? RP : 2 * RP;
+  gemv_segment_sums<RP>(acc);
 #pragma unroll
   for (int p = 0; p < RP; ++p)
 #pragma unroll
@@ -2273,15 +2278,7 @@ __device__ __forceinline__ uint4 gemv_wload(const void* p) {   // WL 0: ld_strea
 template <int SR, int RP>
 __device__ __forceinline__ void gemv_near_epilogue(float (&acc)[1][RP][2], int lane, int warp, int row0, unsigned short* __restrict__ y) {
   __shared__ float upv[SR / 2][2 * RP];
-#pragma unroll
-  for (int p = 0; p < RP; ++p)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      float tot = 0.f;
-#pragma unroll
-      for (int sg = 0; sg < 8; ++sg) tot += __shfl_sync(0xffffffffu, acc[0][p][h], 4 * sg + (sg >> 1));
-      acc[0][p][h] = tot;
-    }
+  gemv_segment_sums<RP>(acc);
 #pragma unroll
   for (int p = 0; p < RP; ++p)
 #pragma unroll

@@ -6,11 +6,11 @@ memory for the SwiGLU. Every row's sum and every rounding are v26's: bit-identic
 (warps a block, row pairs a warp, steps a run, blocks an SM, early loads: 0 none, 2 EK) around the engine's (2, 1, 2, 8,
 0); each alone (PDL, graph, rotation), twice; then the decode step (27B shape, synthetic, PDL graph) with greedy tokens
 checked, three interleaved rounds at 1K and 32K.
-Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_near.py OUT_DIR (gemv_near_h200.json). About 2.5 min."""
+Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_near.py OUT_DIR (gemv_near_h200.json). About 2.5 min.
+(The identity checks and the timings alone moved into explore_util.identity_and_alone after the record was made: the same
+steps, its alone entries then carry the shape and the label instead of the configuration list; not re-run.)"""
 import sys
-import torch
 import explore_util
-from qwen_engine import gemv as G
 
 GU = (34816, 5120, 2)
 CFGS = ((2, 1, 2, 8, 0), (2, 1, 2, 8, 2), (2, 2, 2, 8, 0), (2, 2, 3, 8, 0), (2, 2, 3, 8, 2), (4, 1, 2, 4, 0))
@@ -29,22 +29,7 @@ apply = explore_util.route_shapes(kw)
 
 
 def alone(step, rec):
-    gen = torch.Generator(device="cuda").manual_seed(7)
-    rec["versus_engine"], rec["alone"] = {}, []
-    for cfg in CFGS:
-        k = {a: b for a, b in kw(GU, cfg).items() if a not in ("S", "RG")}
-        v = [explore_util.versus_engine(gen, *GU, cfg[0], k) for _ in range(2)]
-        rec["versus_engine"][label(cfg)] = v
-        print(f"{label(cfg)}: bit-identical to the engine's {all(x['identical'] for x in v)}", flush=True)
-    bw, nb = rec["bandwidth_tbps"], G.bytes_of(GU[0], GU[1], 1, GU[2])
-    for rep in range(2):
-        e = G.time_engine(*GU, gen)
-        rec["alone"].append(dict(cfg="engine", rep=rep, us=e, frac=nb / (e * 1e-6) / (bw * 1e12)))
-        for cfg in CFGS:
-            k = kw(GU, cfg)
-            us = G.time_gemv(*GU, k["S"], k["RG"], gen, pdl=True, **{a: b for a, b in k.items() if a not in ("S", "RG")})
-            rec["alone"].append(dict(cfg=list(cfg), rep=rep, us=us, frac=nb / (us * 1e-6) / (bw * 1e12)))
-        print(f"rep {rep}: " + ", ".join(f"{t['cfg']} {t['us']:.2f} us ({100 * t['frac']:.1f} %)" for t in rec["alone"] if t["rep"] == rep), flush=True)
+    explore_util.identity_and_alone(rec, {label(c): (GU, kw(GU, c)) for c in CFGS}, {GU: "gate|up"})
 
 
 explore_util.step_plans(sys.argv[1] if len(sys.argv) > 1 else None, "gemv_near_h200",

@@ -7,9 +7,10 @@ ring. The same loads, math and sums as the engine's kernel: bit-identical (check
 gate|up (a quarter, half, one and two rounds of 1,056 resident blocks) and on q|k|v|z and q|gate|k|v (half and all of
 their second round); each alone (PDL, graph, rotation), twice; then the decode step (27B shape, synthetic, PDL graph)
 with greedy tokens checked, three interleaved rounds at 1K and 32K.
-Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_tail.py OUT_DIR (gemv_tail_h200.json). About 3 min."""
+Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_tail.py OUT_DIR (gemv_tail_h200.json). About 3 min.
+(The identity checks and the timings alone moved into explore_util.identity_and_alone after the record was made: the same
+steps, its alone entries' cfg labelled "gate|up TB 528" where the record has "TB 528"; not re-run.)"""
 import sys
-import torch
 import explore_util
 from qwen_engine import gemv as G
 
@@ -31,25 +32,7 @@ apply = explore_util.route_shapes(kw)                                  # a plan:
 
 
 def alone(step, rec):
-    gen = torch.Generator(device="cuda").manual_seed(7)
-    rec["versus_engine"], rec["alone"] = {}, []
-    for shape, tbs in SWEEP.items():
-        for tb in tbs:
-            k = {a: b for a, b in kw(shape, tb).items() if a not in ("S", "RG")}
-            v = [explore_util.versus_engine(gen, *shape, kw(shape, tb)["S"], k) for _ in range(2)]
-            rec["versus_engine"][f"{SHAPES[shape]} TB {tb}"] = v
-            print(f"{SHAPES[shape]} TB {tb}: bit-identical to the engine's {all(x['identical'] for x in v)}", flush=True)
-    bw = rec["bandwidth_tbps"]
-    for rep in range(2):
-        for shape, tbs in SWEEP.items():
-            name, nb = SHAPES[shape], G.bytes_of(shape[0], shape[1], 1, shape[2])
-            e = G.time_engine(*shape, gen)
-            rec["alone"].append(dict(shape=name, cfg="engine", rep=rep, us=e, frac=nb / (e * 1e-6) / (bw * 1e12)))
-            for tb in tbs:
-                k = kw(shape, tb)
-                us = G.time_gemv(*shape, k["S"], k["RG"], gen, pdl=True, **{a: b for a, b in k.items() if a not in ("S", "RG")})
-                rec["alone"].append(dict(shape=name, cfg=f"TB {tb}", rep=rep, us=us, frac=nb / (us * 1e-6) / (bw * 1e12)))
-            print(f"rep {rep} {name}: " + ", ".join(f"{t['cfg']} {t['us']:.2f} us ({100 * t['frac']:.1f} %)" for t in rec["alone"] if t["shape"] == name and t["rep"] == rep), flush=True)
+    explore_util.identity_and_alone(rec, {f"{SHAPES[shape]} TB {tb}": (shape, kw(shape, tb)) for shape, tbs in SWEEP.items() for tb in tbs}, SHAPES)
 
 
 explore_util.step_plans(sys.argv[1] if len(sys.argv) > 1 else None, "gemv_tail_h200",

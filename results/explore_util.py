@@ -46,6 +46,34 @@ def versus_engine(gen, N: int, K: int, epi: int, S: int, kw: dict) -> dict:
     return dict(N=N, K=K, epi=epi, identical=torch.equal(ye, y), mismatches=(ye != y).sum().item())
 
 
+def identity_and_alone(rec: dict, builds: dict, names: dict, reps: int = 2):
+    """Each build of `builds` {label: (shape, kw)} (kw: gemv's keyword arguments, S included) first bit-identical to the engine's
+    kernel on the same inputs, twice (rec["versus_engine"][label]), then timed alone (PDL, graph, weights rotated past L2)
+    beside the engine's kernel for its shape, `reps` interleaved rounds (rec["alone"]: dict(shape, cfg, rep, us, frac of the
+    record's bandwidth); `names` {shape: name}). (explore_gemv_tail.py, explore_gemv_near.py.)"""
+    import torch
+    from qwen_engine import gemv as G
+    gen = torch.Generator(device="cuda").manual_seed(7)
+    rec["versus_engine"], rec["alone"] = {}, []
+    strip = lambda kw: {a: b for a, b in kw.items() if a not in ("S", "RG")}
+    for label, (shape, kw) in builds.items():
+        v = [versus_engine(gen, *shape, kw["S"], strip(kw)) for _ in range(2)]
+        rec["versus_engine"][label] = v
+        print(f"{label}: bit-identical to the engine's {all(x['identical'] for x in v)}", flush=True)
+    bw = rec["bandwidth_tbps"]
+    for rep in range(reps):
+        for shape in dict.fromkeys(s for s, _ in builds.values()):
+            nb = G.bytes_of(shape[0], shape[1], 1, shape[2])
+            e = G.time_engine(*shape, gen)
+            rec["alone"].append(dict(shape=names[shape], cfg="engine", rep=rep, us=e, frac=nb / (e * 1e-6) / (bw * 1e12)))
+            for label, (s, kw) in builds.items():
+                if s != shape: continue
+                us = G.time_gemv(*shape, kw["S"], kw["RG"], gen, pdl=True, **strip(kw))
+                rec["alone"].append(dict(shape=names[shape], cfg=label, rep=rep, us=us, frac=nb / (us * 1e-6) / (bw * 1e12)))
+            print(f"rep {rep} {names[shape]}: " + ", ".join(f"{t['cfg']} {t['us']:.2f} us ({100 * t['frac']:.1f} %)" for t in rec["alone"]
+                                                          if t["shape"] == names[shape] and t["rep"] == rep), flush=True)
+
+
 def step_times(step, prompt, ctxs=(1024, 32768)) -> dict:
     "The decode step captured afresh (PDL as the step is set), then ms per replay at each context (chapter 09's method)."
     from qwen_engine.decode_bench import time_replays, at_context
