@@ -122,6 +122,8 @@
 //   v26n gemv_fp8_v26n<SR, RP, U, KST, MINB, E, EK>: v26 on gate|up with a warp's rows neighbours (RP pairs of gate rows in
 //      the even warps, of up rows in the odd ones; the up warp hands its rounded sums to the gate warp through shared
 //      memory) instead of a gate row and its up row 89 MB apart. Bit-identical (results/explore_gemv_near.py).
+//   v26fb gemv_fp8_v26fb<SR, RP, EPI, U, KST, MINB, E, EK, FB, FR>: v26 whose first FB blocks ask L2 for the first FR runs of
+//      their rows before their grid wait (gate|up's build issues no load before it). Bit-identical (results/explore_gemv_fb.py).
 //   v26tp gemv_fp8_v26tp<SR, RP, EPI, U, KST, MINB, E, EK, TB>: v26 whose last TB blocks ask L2 for their warps' whole rows
 //      when they start (one bulk prefetch a row): the grid's last round streams with more bytes in flight than its register
 //      rings hold. The same loads, math and sums: bit-identical (results/explore_gemv_tail.py).
@@ -2297,7 +2299,7 @@ __device__ __forceinline__ void gemv_near_epilogue(float (&acc)[1][RP][2], int l
 }
 template <int SR, int RP, int EPI, int U, int KST, bool E, int R0, int R1, bool XCH, bool FAR = false, bool EK = false, bool EK2 = false,
           bool DRY = false, bool ER = false, int PROBE = 0, bool XP = false, int XS = 0, int XL = 0, int WL = 0, int RU = 0,
-          int NS = 2, int TB = 0, bool NEAR = false>
+          int NS = 2, int TB = 0, bool NEAR = false, int FB = 0, int FR = 1>
 __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ W, const float* __restrict__ scale,
                                               const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
                                               unsigned short* __restrict__ y, int N, float* __restrict__ partial) {
@@ -2323,6 +2325,14 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
     const int p = lane >> 1, h = lane & 1;
     const unsigned char* r = (NEAR ? W + (size_t)nb0 * KK : W + (size_t)u0 * RS * KK) + (PE ? (h ? up_w : 0) + p * KK : FAR ? (h ? far_w : 0) + p * KK : (2 * p + h) * KK);
     asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" :: "l"(r), "r"(KK) : "memory");
+  }
+  // FB (v26fb): a block among the grid's first FB (the first round, which lands while the kernel before runs) asks L2, before
+  // its wait, for the first FR runs of its warps' rows: the bytes its ring asks for first, without the registers (gate|up's
+  // build waits before its first loads: chapter 09a's audit). Nothing comes to the SM; the ring's loads then find L2.
+  if (FB > 0 && (int)blockIdx.x < FB && lane < 2 * RP) {
+    const int p = lane >> 1, h = lane & 1;
+    const unsigned char* r = (NEAR ? W + (size_t)nb0 * KK : W + (size_t)u0 * RS * KK) + (PE ? (h ? up_w : 0) + p * KK : FAR ? (h ? far_w : 0) + p * KK : (2 * p + h) * KK);
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" :: "l"(r), "r"(512 * U * FR < KK ? 512 * U * FR : KK) : "memory");
   }
   uint4 wv[NS][U][2 * RP];                                   // NS slots of a run each (v26ns: 3)
   float sl[NS][U], sh[NS][U];
@@ -2552,6 +2562,15 @@ __global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v26n(
     float* __restrict__ partial, unsigned* __restrict__ counters) {
   gemv_v26_body<SR, RP, 2, U, KST, E, 0, (KST + U - 1) / U, false, false, EK, false, false, false, 0, false, 0, 0, 0, 0, 2, 0, true>(W, scale, x, res, y, N, partial);
 }
+// v26fb: v26 (E, EK as given) whose first FB blocks ask L2 for the first FR runs of their rows before their wait (FB in the
+// body). The same loads, math and sums: bit-identical.
+template <int SR, int RP, int EPI, int U, int KST, int MINB, bool E, bool EK, int FB, int FR>
+__global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v26fb(
+    const unsigned char* __restrict__ W, const float* __restrict__ scale, const unsigned short* __restrict__ x,
+    const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
+    float* __restrict__ partial, unsigned* __restrict__ counters) {
+  gemv_v26_body<SR, RP, EPI, U, KST, E, 0, (KST + U - 1) / U, false, false, EK, false, false, false, 0, false, 0, 0, 0, 0, 2, 0, false, FB, FR>(W, scale, x, res, y, N, partial);
+}
 // v26ns: v26lp with NS slots of a run each instead of two: the refill at the top of run ss asks for run ss + NS - 1, so NS - 1
 // runs are in flight while one is computed (RU a multiple of NS: each loop trip a whole cycle of the slots). Bit-identical.
 template <int SR, int RP, int EPI, int U, int KST, int MINB, bool E, bool EK, int RU, int NS>
@@ -2743,6 +2762,7 @@ template __global__ void gemv_fp8_v26tp<2, 1, 2, 2, 10, 8, false, false, 1056>(c
 template __global__ void gemv_fp8_v26tp<2, 2, 0, 3, 10, 8, true, true, 992>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 template __global__ void gemv_fp8_v26n<2, 1, 2, 10, 8, false, false>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 template __global__ void gemv_fp8_v26n<2, 2, 3, 10, 8, true, true>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+template __global__ void gemv_fp8_v26fb<2, 1, 2, 2, 10, 8, false, false, 1056, 1>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 template __global__ void gemv_fp8_v29<4, 1, 3, 12, 5, true>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 #endif
 

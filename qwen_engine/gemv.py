@@ -361,15 +361,18 @@ def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None,
         RU = rest[1] if len(rest) > 1 else 0
         TB = rest[2] if len(rest) > 2 else 0            # v26tp: the grid's last TB blocks ask L2 for their rows at their start
         NEAR = bool(rest[3]) if len(rest) > 3 else False  # v26n: gate|up's warps on neighbouring gate rows or neighbouring up rows
+        FB, FR = rest[4] if len(rest) > 4 else (0, 1)    # v26fb: the first FB blocks ask L2 for their first FR runs before the wait
         U, KST = D, K // 512
         if KS != 1 or SK != 1 or K % 512 or not 1 <= U <= KST: raise ValueError(f"v26 runs runs of {U} steps over K = {K} in one block (KS = 1, SK = 1, 1 <= U <= K / 512)")
         grid, _ = v13_grid(N, K, epi, S, RP)
         if RU and (RU % 2 or int(early) == 3): raise ValueError(f"v26lp loops an even number of runs a trip (RU = {RU}), without EK2")
         if TB and (RU or int(early) == 3 or not 0 < TB <= grid): raise ValueError(f"v26tp: unrolled runs without EK2, 0 < TB = {TB} <= {grid} blocks")
+        if FB and (RU or TB or NEAR or int(early) == 3 or not 0 < FB <= grid or FR < 1): raise ValueError(f"v26fb: unrolled runs without EK2, TB or NEAR, 0 < FB = {FB} <= {grid} blocks, FR >= 1")
         if NEAR and (epi != 2 or RU or TB or int(early) == 3 or S % 2): raise ValueError(f"v26n: SwiGLU (epi 2), an even number of warps (S = {S}), unrolled runs without EK2 or TB")
         name = (f"gemv_fp8_v26lp<{S}, {RP}, {epi}, {U}, {KST}, {minb or 1}, " + {0: "false, false", 1: "true, false", 2: "true, true"}[int(early)] + f", {RU}>"
                 if RU else f"gemv_fp8_v26n<{S}, {RP}, {U}, {KST}, {minb or 1}, " + {0: "false, false", 1: "true, false", 2: "true, true"}[int(early)] + ">"
-                if NEAR else f"gemv_fp8_v26tp<{S}, {RP}, {epi}, {U}, {KST}, {minb or 1}, " + {0: "false, false", 1: "true, false", 2: "true, true"}[int(early)] + f", {TB}>"
+                if NEAR else f"gemv_fp8_v26fb<{S}, {RP}, {epi}, {U}, {KST}, {minb or 1}, " + {0: "false, false", 1: "true, false", 2: "true, true"}[int(early)] + f", {FB}, {FR}>"
+                if FB else f"gemv_fp8_v26tp<{S}, {RP}, {epi}, {U}, {KST}, {minb or 1}, " + {0: "false, false", 1: "true, false", 2: "true, true"}[int(early)] + f", {TB}>"
                 if TB else f"gemv_fp8_v26<{S}, {RP}, {epi}, {U}, {KST}, {minb or 1}" + {0: ">", 1: ", true>", 2: ", true, true>", 3: ", true, true, true>"}[int(early)])   # early 2: EK, 3: EK2
         k = _engine_kernel(name) if name in ENGINE_KERNELS else get_kernel("gemv", name)
         launch(k, (grid,), (32 * S,), args + (out, out), pdl=pdl)
