@@ -870,9 +870,10 @@ def test_timeline_constants_agree():
 
 
 def test_v26tp_v26n_launch_through_the_launcher(monkeypatch):
-    """v26tp and v26n through gemv(): v13opt's sixth entry (TB) names gemv_fp8_v26tp with v26's grid, its seventh (NEAR)
+    """v26tp, v26n and v26fb through gemv(): v13opt's sixth entry (TB) names gemv_fp8_v26tp with v26's grid, its seventh (NEAR)
     gemv_fp8_v26n<SR, RP, U, KST, MINB, E, EK> with the same grid as v26's SwiGLU (a pair of warps covers what two v26
-    warps cover); without them the engine's name as before; the combinations that have no build raise."""
+    warps cover), its eighth (FB, FR) gemv_fp8_v26fb; without them the engine's name as before; the combinations that have
+    no build raise."""
     from qwen_engine import gemv as G
     named, grids = _mocked_launcher(monkeypatch)
     q, sc, x = torch.zeros(34816, 5120, dtype=torch.uint8), torch.zeros(272, 40), torch.zeros(1, 5120, dtype=torch.bfloat16)
@@ -881,8 +882,11 @@ def test_v26tp_v26n_launch_through_the_launcher(monkeypatch):
     assert named[-1] == "gemv_fp8_v26tp<2, 1, 2, 2, 10, 8, false, false, 528>" and grids[-1][0] == (8704,)
     G.gemv(q, sc, x, 2, None, v13opt=(1, 1, 0, False, 0, 0, True), **base)
     assert named[-1] == "gemv_fp8_v26n<2, 1, 2, 10, 8, false, false>" and grids[-1][0] == (8704,)
+    G.gemv(q, sc, x, 2, None, v13opt=(1, 1, 0, False, 0, 0, False, (1056, 2)), **base)
+    assert named[-1] == "gemv_fp8_v26fb<2, 1, 2, 2, 10, 8, false, false, 1056, 2>" and grids[-1][0] == (8704,)
     G.gemv(q, sc, x, 2, None, v13opt=(1, 1, 0, False), **base)
     assert named[-1] == "gemv_fp8_v26<2, 1, 2, 2, 10, 8>" and grids[-1][0] == (8704,)
+    with pytest.raises(ValueError): G.gemv(q, sc, x, 2, None, v13opt=(1, 1, 0, False, 0, 0, False, (9000, 1)), **base)   # FB past the grid
     with pytest.raises(ValueError): G.gemv(q, sc, x, 2, None, v13opt=(1, 1, 0, False, 0, 9000), **base)     # TB past the grid
     with pytest.raises(ValueError): G.gemv(q, sc, x, 2, None, v13opt=(1, 1, 0, False, 0, 0, True), **dict(base, S=1))   # an odd warp count (one warp a block)
     qp, scp = torch.zeros(16384, 5120, dtype=torch.uint8), torch.zeros(128, 40)
@@ -890,7 +894,7 @@ def test_v26tp_v26n_launch_through_the_launcher(monkeypatch):
 
 
 def test_tail_prefetch_and_near_rows_lost():
-    """gemv_tail_h200 (v26tp) and gemv_near_h200 (v26n), chapter 06: every build bit-identical to the engine's kernel on the
+    """gemv_tail_h200 (v26tp) and gemv_near_h200 (v26n), chapter 06 (v26fb's gemv_fb_h200 is judged by its medians in the chapter): every build bit-identical to the engine's kernel on the
     same inputs, every plan's greedy tokens the engine's, and every plan slower than every engine repeat of the step at 1K
     and at 32K: lost, so the engine runs neither."""
     from qwen_engine.gemv import ENGINE_KERNELS
@@ -902,4 +906,4 @@ def test_tail_prefetch_and_near_rows_lost():
             if p == "engine": continue
             assert d["tokens"][p] == d["tokens"]["engine"] and len(ms(p, 1024)) == 3
             assert all(min(ms(p, c)) > max(ms("engine", c)) for c in (1024, 32768)), (name, p)
-    assert not any("v26tp" in k or "v26n<" in k for k in ENGINE_KERNELS)
+    assert not any("v26tp" in k or "v26n<" in k or "v26fb" in k for k in ENGINE_KERNELS)
