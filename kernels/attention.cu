@@ -67,6 +67,8 @@
 //   v16 (attn_fused_v10): v13 with AtRingW: a 64-row stage that lies in one page is one bulk copy of 32 KB, not two of 16 KB
 //      (chapter 09a's probe: larger copies stream faster). Bit-identical to v13; a tie: 32K 50.5 us against 49.3 with PDL, 128K
 //      154.9 against 156.1, the step within its noise (results/attention_v16_h200.json, attention_v16_step_h200.json). Not adopted.
+//   v17 (attn_fused_v11): v13 with no value copy before the first barrier (AtRingV): the blocks still streaming pass 1 share
+//      the memory with no value copies. Bit-identical to v13 by construction (results/explore_attention_v17.py).
 // Layouts (D = 256, PAGE = 256 tokens):
 //   qkv   [M, stride] bf16: per query head h, q at h*2D, gate at h*2D + D; then k (Hkv*D), then v (Hkv*D)
 //   cache [n_pages, Hkv, PAGE, D] bf16 for K and for V of one layer; token t lives in page table[t / PAGE], row t % PAGE
@@ -1408,6 +1410,11 @@ struct AtRingW : AtRing {
 struct AtRingR : AtRing {};
 template <class Ring> struct at_keys_in_registers { static constexpr bool value = false; };
 template <> struct at_keys_in_registers<AtRingR> { static constexpr bool value = true; };
+// v17's ring: AtRing itself; the type says at_fused_body issues no value copy before the first barrier (pass 2 starts its
+// ring after it), so the blocks still streaming pass 1's keys share the memory with no one.
+struct AtRingV : AtRing {};
+template <class Ring> struct at_values_after_barrier { static constexpr bool value = false; };
+template <> struct at_values_after_barrier<AtRingV> { static constexpr bool value = true; };
 template <int G, class Ring, bool PROBE = false, int VPF = 0, int VCAP = 0, bool TC = false, bool EN = false>
 __device__ __forceinline__ void at_fused_body(const Ring& R, unsigned char* ring, float (&red)[8][G], unsigned short (&qs)[G][AT_D],
                                               unsigned short (&prb)[256][8], float (&gm)[G], float (&gl)[G], int& last,
@@ -1430,7 +1437,7 @@ __device__ __forceinline__ void at_fused_body(const Ring& R, unsigned char* ring
                                                  reinterpret_cast<unsigned short (*)[AT_D]>(ring));
   else gbase = at_pass1_v5<G, true, Ring, EN>(R, qkv, pos0, qw, kw, rope, table, ntab, kc, vc, scores, stats, Hq, Hkv, P, M, max_ctx, stride, eps, red, qs);
   at_mark(2);                                                           // pass 1: scores and statistics written
-  {                                                                     // row 0's first value stages, before the barrier
+  if constexpr (!at_values_after_barrier<Ring>::value) {                // row 0's first value stages, before the barrier
     int a, b; at_range(pos0 + 1, P, p, a, b);
     R.start(vc, table, ntab, Hkv, g, a, b, (b - a + AT_STAGE - 1) / AT_STAGE, gbase, true);
     if (VPF == 1) at_v_prefetch<VCAP>(vc, table, ntab, Hkv, g, a, b);
@@ -1439,7 +1446,7 @@ __device__ __forceinline__ void at_fused_body(const Ring& R, unsigned char* ring
   at_grid_barrier(sync, gridDim.x * gridDim.y);                         // every block's statistics are written
   at_mark(4);
   qe_grid_launch_dependents();
-  if (TC) at_pass2_tc<G, false, Ring, EN>(R, gbase, true, ring, prb, gm, gl, last, vc, table, ntab, pos0, scores, stats, opart, nullptr, nullptr,
+  if (TC) at_pass2_tc<G, false, Ring, EN>(R, gbase, !at_values_after_barrier<Ring>::value, ring, prb, gm, gl, last, vc, table, ntab, pos0, scores, stats, opart, nullptr, nullptr,
                                 nullptr, Hq, Hkv, P, M, max_ctx, stride);
   else at_pass2_v3<G, false>(R, gbase, true, ring, prb, gm, gl, last, vc, table, ntab, pos0, scores, stats, opart, nullptr, nullptr,
                              nullptr, Hq, Hkv, P, M, max_ctx, stride);
@@ -1455,6 +1462,7 @@ __device__ __forceinline__ void at_fused_body(const Ring& R, unsigned char* ring
 __device__ __forceinline__ AtRing at_ring_make(const AtRing*, unsigned char* ring, unsigned long long* bars) { return at_ring_init(ring, bars); }
 __device__ __forceinline__ AtRingR at_ring_make(const AtRingR*, unsigned char* ring, unsigned long long* bars) { AtRingR r; static_cast<AtRing&>(r) = at_ring_init(ring, bars); return r; }
 __device__ __forceinline__ AtRingW at_ring_make(const AtRingW*, unsigned char* ring, unsigned long long* bars) { AtRingW r; static_cast<AtRing&>(r) = at_ring_init(ring, bars); return r; }
+__device__ __forceinline__ AtRingV at_ring_make(const AtRingV*, unsigned char* ring, unsigned long long* bars) { AtRingV r; static_cast<AtRing&>(r) = at_ring_init(ring, bars); return r; }
 struct AtRingL;                                                          // v9's ring (below)
 __device__ __forceinline__ AtRingL at_ring_make(const AtRingL*, unsigned char* ring, unsigned long long* bars);
 // The fused kernels' parameters and arguments (v6 and every variant of it take the same; its probe build adds a buffer).
@@ -1754,7 +1762,14 @@ __global__ void __launch_bounds__(256, 2) attn_fused_v10(AT_FUSED_PARAMS) {
   at_fused_kernel<G, AtRingW, false, 0, 0, true>(AT_FUSED_ARGS, nullptr);
 }
 
+// v17 (attn_fused_v11): v13 with no value copy before the first barrier (AtRingV): pass 2 starts its ring after it. Bit-identical.
+template <int G>
+__global__ void __launch_bounds__(256, 2) attn_fused_v11(AT_FUSED_PARAMS) {
+  at_fused_kernel<G, AtRingV, false, 0, 0, true>(AT_FUSED_ARGS, nullptr);
+}
+
 #ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
+template __global__ void attn_fused_v11<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
 template __global__ void attn_fused_v10<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
 template __global__ void attn_fused_v9<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
 template __global__ void attn_fused_v8<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);

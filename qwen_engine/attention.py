@@ -266,7 +266,8 @@ VARIANTS = {1: ("attn_prologue", "attn_scores_v1", "attn_pv_v1", "attn_merge", F
             13: (None, "attn_fused_v7", None, None, True),                              # v6, pass 2 on the tensor cores
             14: (None, "attn_fused_v8", None, None, True),                              # v13, the older keys' copies first
             15: (None, "attn_fused_v9", None, None, True),                              # v13, pass 1's keys straight into registers
-            16: (None, "attn_fused_v10", None, None, True)}                             # v13, a stage in one page one 32 KB copy
+            16: (None, "attn_fused_v10", None, None, True),                             # v13, a stage in one page one 32 KB copy
+            17: (None, "attn_fused_v11", None, None, True)}                             # v13, no value copy before the first barrier
 VARIANT = 13        # the engine's variant: v6 with pass 2 on the tensor cores; within the reference's criterion, rows = single rows bit for bit,
                     # faster in the PDL step in every repeat (7.919 vs 7.942 ms at 1K, 8.197 vs 8.258 at 32K: attention_v13_step_h200.json).
                     # Before it v6 (one launch; bit-identical to v4: attention_v5_h200.json, carveout_h200.json), before that v4
