@@ -68,7 +68,8 @@
 //      (chapter 09a's probe: larger copies stream faster). Bit-identical to v13; a tie: 32K 50.5 us against 49.3 with PDL, 128K
 //      154.9 against 156.1, the step within its noise (results/attention_v16_h200.json, attention_v16_step_h200.json). Not adopted.
 //   v17 (attn_fused_v11): v13 with no value copy before the first barrier (AtRingV): the blocks still streaming pass 1 share
-//      the memory with no value copies. Bit-identical to v13 by construction (results/explore_attention_v17.py).
+//      the memory with no value copies. Bit-identical to v13; slower: 32K 51.2 us against 49.2 with PDL, the step 0.01-0.03 ms
+//      (results/attention_v17_h200.json, attention_v17_step_h200.json). Lost.
 // Layouts (D = 256, PAGE = 256 tokens):
 //   qkv   [M, stride] bf16: per query head h, q at h*2D, gate at h*2D + D; then k (Hkv*D), then v (Hkv*D)
 //   cache [n_pages, Hkv, PAGE, D] bf16 for K and for V of one layer; token t lives in page table[t / PAGE], row t % PAGE
