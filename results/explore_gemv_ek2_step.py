@@ -5,8 +5,9 @@ register more. Alone, chained to itself, EK2 lost on out_proj (gemv_v26h_h200.js
 block waits far less. Here: out_proj / o_proj (5,120 x 6,144, one block of 20 warps an SM, runs of 3) with EK2, bit-identical
 to the engine's build on the same inputs (the same loads and sums), alone twice, then the decode step (27B shape, synthetic,
 PDL graph) with greedy tokens checked, three interleaved rounds at 1K and 32K.
-Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_ek2_step.py OUT_DIR (gemv_ek2_step_h200.json). About 1.5 min."""
-import sys
+Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_ek2_step.py OUT_DIR (gemv_ek2_step_h200.json). About 1.5 min.
+(The plans, the identity checks and the timings alone moved into explore_util.one_shape_plans after the record was
+made: the same steps, not re-run.)"""
 import explore_util
 from qwen_engine import gemv as G
 
@@ -19,16 +20,8 @@ def kw(shape, cfg):
     return dict(k, v13opt=(o[0], o[1], cfg, False))                      # early: 2 EK (the engine's), 3 EK2
 
 
-PLANS = {"engine": {}, "out_proj EK2": {OUT: 3}}
-apply = explore_util.route_shapes(kw)
-
-
-def alone(step, rec):
-    explore_util.identity_and_alone(rec, {"out_proj EK2": (OUT, kw(OUT, 3))}, {OUT: "out_proj"})
-
-
-explore_util.step_plans(sys.argv[1] if len(sys.argv) > 1 else None, "gemv_ek2_step_h200",
-                        "out_proj / o_proj (one block of 20 warps an SM, runs of 3) with both ring slots asked for before the grid "
-                        "wait (EK2) against the engine's EK: bit-identity on the same inputs, alone (PDL, twice), and the decode step "
-                        "(27B shape, synthetic, PDL graph) with greedy tokens, three interleaved rounds at 1K and 32K.",
-                        "explore_gemv_ek2_step.py", PLANS, apply, reps=3, describe=lambda p: {"out_proj": v for v in p.values()}, extra=alone)
+explore_util.one_shape_plans("gemv_ek2_step_h200",
+                             "out_proj / o_proj (one block of 20 warps an SM, runs of 3) with both ring slots asked for before the grid "
+                             "wait (EK2) against the engine's EK: bit-identity on the same inputs, alone (PDL, twice), and the decode step "
+                             "(27B shape, synthetic, PDL graph) with greedy tokens, three interleaved rounds at 1K and 32K.",
+                             "explore_gemv_ek2_step.py", OUT, "out_proj", (3,), kw, lambda c: "out_proj EK2")

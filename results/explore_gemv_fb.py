@@ -5,8 +5,9 @@ v26fb lets the grid's first FB blocks (the first round, 1,056 blocks, lands whil
 first FR runs of their rows (what their rings ask for first) before the wait, with a bulk prefetch: no register held. The
 same loads, math and sums: bit-identical (checked on the same inputs). Each alone (PDL, graph, rotation), twice; then the
 decode step (27B shape, synthetic, PDL graph) with greedy tokens checked, three interleaved rounds at 1K and 32K.
-Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_fb.py OUT_DIR (gemv_fb_h200.json). About 2 min."""
-import sys
+Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_fb.py OUT_DIR (gemv_fb_h200.json). About 2 min.
+(The plans, the identity checks and the timings alone moved into explore_util.one_shape_plans after the record was
+made: the same steps, not re-run.)"""
 import explore_util
 from qwen_engine import gemv as G
 
@@ -23,17 +24,8 @@ def kw(shape, cfg):
 def label(cfg): return f"first {cfg[0]} blocks, {cfg[1]} run{'s' if cfg[1] > 1 else ''}"
 
 
-PLANS = {"engine": {}, **{label(c): {GU: c} for c in CFGS}}
-apply = explore_util.route_shapes(kw)
-
-
-def alone(step, rec):
-    explore_util.identity_and_alone(rec, {label(c): (GU, kw(GU, c)) for c in CFGS}, {GU: "gate|up"})
-
-
-explore_util.step_plans(sys.argv[1] if len(sys.argv) > 1 else None, "gemv_fb_h200",
-                        "v26fb on gate|up (the grid's first FB blocks ask L2 for the first FR runs of their rows before their grid wait) "
-                        "against the engine's v26: bit-identity on the same inputs, each alone (PDL, twice), and the decode step (27B "
-                        "shape, synthetic, PDL graph) with greedy tokens, three interleaved rounds at 1K and 32K.",
-                        "explore_gemv_fb.py", PLANS, apply, reps=3,
-                        describe=lambda p: {"gate|up": list(v) for v in p.values()}, extra=alone)
+explore_util.one_shape_plans("gemv_fb_h200",
+                             "v26fb on gate|up (the grid's first FB blocks ask L2 for the first FR runs of their rows before their grid wait) "
+                             "against the engine's v26: bit-identity on the same inputs, each alone (PDL, twice), and the decode step (27B "
+                             "shape, synthetic, PDL graph) with greedy tokens, three interleaved rounds at 1K and 32K.",
+                             "explore_gemv_fb.py", GU, "gate|up", CFGS, kw, label)

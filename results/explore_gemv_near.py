@@ -7,9 +7,8 @@ memory for the SwiGLU. Every row's sum and every rounding are v26's: bit-identic
 0); each alone (PDL, graph, rotation), twice; then the decode step (27B shape, synthetic, PDL graph) with greedy tokens
 checked, three interleaved rounds at 1K and 32K.
 Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_near.py OUT_DIR (gemv_near_h200.json). About 2.5 min.
-(The identity checks and the timings alone moved into explore_util.identity_and_alone after the record was made: the same
-steps, its alone entries then carry the shape and the label instead of the configuration list; not re-run.)"""
-import sys
+(The identity checks and the timings alone moved into explore_util.identity_and_alone (and the plans into
+one_shape_plans) after the record was made: the same steps, its alone entries then carry the shape and the label instead of the configuration list; not re-run.)"""
 import explore_util
 
 GU = (34816, 5120, 2)
@@ -24,18 +23,9 @@ def kw(shape, cfg):
 def label(cfg): return "near {} warps, {} pair{}, runs of {}, {} an SM{}".format(cfg[0], cfg[1], "s" if cfg[1] > 1 else "", cfg[2], cfg[3], ", EK" if cfg[4] == 2 else "")
 
 
-PLANS = {"engine": {}, **{label(c): {GU: c} for c in CFGS}}
-apply = explore_util.route_shapes(kw)
-
-
-def alone(step, rec):
-    explore_util.identity_and_alone(rec, {label(c): (GU, kw(GU, c)) for c in CFGS}, {GU: "gate|up"})
-
-
-explore_util.step_plans(sys.argv[1] if len(sys.argv) > 1 else None, "gemv_near_h200",
-                        "v26n (gate|up read as a plain projection: a warp's rows neighbouring gate rows or neighbouring up rows, the "
-                        "SwiGLU met through shared memory) against the engine's v26: bit-identity on the same inputs, each alone (PDL, "
-                        "twice), and the decode step (27B shape, synthetic, PDL graph) with greedy tokens, three interleaved rounds at "
-                        "1K and 32K.",
-                        "explore_gemv_near.py", PLANS, apply, reps=3,
-                        describe=lambda p: {"gate|up": list(v) for v in p.values()}, extra=alone)
+explore_util.one_shape_plans("gemv_near_h200",
+                             "v26n (gate|up read as a plain projection: a warp's rows neighbouring gate rows or neighbouring up rows, the "
+                             "SwiGLU met through shared memory) against the engine's v26: bit-identity on the same inputs, each alone (PDL, "
+                             "twice), and the decode step (27B shape, synthetic, PDL graph) with greedy tokens, three interleaved rounds at "
+                             "1K and 32K.",
+                             "explore_gemv_near.py", GU, "gate|up", CFGS, kw, label)

@@ -74,6 +74,18 @@ def identity_and_alone(rec: dict, builds: dict, names: dict, reps: int = 2):
                                                           if t["shape"] == names[shape] and t["rep"] == rep), flush=True)
 
 
+def one_shape_plans(name: str, what: str, script: str, shape: tuple, shape_name: str, cfgs, kw, label):
+    """The whole run of a one-shape GEMV exploration (explore_gemv_near.py, _fb.py, _ek2_step.py): every configuration of
+    `cfgs` (gemv's keyword arguments kw(shape, cfg), named label(cfg)) checked bit-identical to the engine's kernel and timed
+    alone (identity_and_alone), then the decode step with the engine's plan and each configuration routed in for `shape`
+    (route_shapes; step_plans: greedy tokens, three interleaved rounds at 1K and 32K). Writes record `name`."""
+    import sys
+    plans = {"engine": {}, **{label(c): {shape: c} for c in cfgs}}
+    alone = lambda step, rec: identity_and_alone(rec, {label(c): (shape, kw(shape, c)) for c in cfgs}, {shape: shape_name})
+    return step_plans(sys.argv[1] if len(sys.argv) > 1 else None, name, what, script, plans, route_shapes(kw), reps=3,
+                      describe=lambda p: {shape_name: (list(v) if isinstance(v, tuple) else v) for v in p.values()}, extra=alone)
+
+
 def step_times(step, prompt, ctxs=(1024, 32768)) -> dict:
     "The decode step captured afresh (PDL as the step is set), then ms per replay at each context (chapter 09's method)."
     from qwen_engine.decode_bench import time_replays, at_context

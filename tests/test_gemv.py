@@ -907,3 +907,20 @@ def test_tail_prefetch_and_near_rows_lost():
             assert d["tokens"][p] == d["tokens"]["engine"] and len(ms(p, 1024)) == 3
             assert all(min(ms(p, c)) > max(ms("engine", c)) for c in (1024, 32768)), (name, p)
     assert not any("v26tp" in k or "v26n<" in k or "v26fb" in k for k in ENGINE_KERNELS)
+
+
+def test_one_shape_plans_builds_the_plans(monkeypatch):
+    """explore_util.one_shape_plans: the engine's plan and one plan per configuration, routed for the one shape; the extra
+    step checks and times every configuration (identity_and_alone) under its label; describe() names the shape."""
+    from results import explore_util
+    got = {}
+    monkeypatch.setattr(explore_util, "step_plans", lambda out, name, what, script, plans, apply, reps=3, tokens=True, describe=None, extra=None:
+                        got.update(name=name, plans=plans, described={k: describe(v) for k, v in plans.items()}, extra=extra, reps=reps))
+    monkeypatch.setattr(explore_util, "identity_and_alone", lambda rec, builds, names: got.update(builds=builds, names=names))
+    shape = (34816, 5120, 2)
+    explore_util.one_shape_plans("x_h200", "what", "x.py", shape, "gate|up", ((1, 2), (3, 4)), lambda s, c: dict(S=2, c=c), lambda c: f"cfg {c[0]}")
+    assert got["name"] == "x_h200" and got["reps"] == 3
+    assert got["plans"] == {"engine": {}, "cfg 1": {shape: (1, 2)}, "cfg 3": {shape: (3, 4)}}
+    assert got["described"] == {"engine": {}, "cfg 1": {"gate|up": [1, 2]}, "cfg 3": {"gate|up": [3, 4]}}
+    got["extra"](None, {})
+    assert got["builds"] == {"cfg 1": (shape, dict(S=2, c=(1, 2))), "cfg 3": (shape, dict(S=2, c=(3, 4)))} and got["names"] == {shape: "gate|up"}
