@@ -286,14 +286,18 @@ def stream_probe(nbytes: int, gen=None, blocks_per_sm: int = 4, pdl: bool = True
     return us
 
 def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None, variant: int = 3, KS: int = 1, scratch=None, bps: int = 4, D: int = 4,
-         v7opt=(0, False), minb: int = 0, pdl: bool = False, C: int = 8, dry: bool = False, conv: int = 1, v13opt=(1, 1, True)):
+         v7opt=(0, False), minb: int = 0, pdl: bool = False, C: int = 8, dry: bool = False, conv: int = 1, v13opt=(1, 1, True),
+         v26x: dict = None):
     """y[M, Nout] = epilogue(x[M, K] @ W[N, K]^T), W fp8 e4m3 row-major with fp32 block scales [N/128, K/128].
     epi 0: store bf16; 1: add `res` [M, N] (bf16) after rounding; 2: SwiGLU over the fused [gate; up] rows (Nout = N/2).
     `minb` > 0 (v3, v11): the same kernel compiled to keep at least `minb` blocks resident per SM (gemv_fp8_v3b, v11b).
     `pdl` (v3, v8-v14): launch as a programmatic dependent (the kernel may start while the one before it finishes).
     v13/v14: S is SR (warps on distinct rows), D the ring's steps, `minb` 1 or 0 for none, `v13opt` = (SK warps splitting K
     in a block, RP row pairs a warp, EARLY[, XS]); M > 1 launches the 8-token build (V13_MULTI) with the same K split.
-    `dry` (v9, v13, v14: no math; v22: RAW, the activation copied unconverted and the tile scales 1): timing only, wrong sums."""
+    `dry` (v9, v13, v14: no math; v22: RAW, the activation copied unconverted and the tile scales 1): timing only, wrong sums.
+    `v26x` (v26 at M = 1, one of): tb=TB (v26tp: the grid's last TB blocks ask L2 for their rows at their start), near=True
+    (v26n: gate|up's warps on neighbouring gate rows or up rows), fb=(FB, FR) (v26fb: the first FB blocks ask L2 for their
+    first FR runs before the wait). Explorations of chapter 06 that lost; the same sums as v26."""
     import numpy as np
     N, K = q.shape
     M = x.shape[0]
@@ -308,6 +312,7 @@ def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None,
     out = torch.empty(M, Nout, dtype=torch.bfloat16, device=q.device) if out is None else out
     if epi == 1: assert res is not None and res.shape == (M, N) and res.dtype == torch.bfloat16 and res.is_contiguous()
     if pdl and variant not in (3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 19, 20, 21, 22, 23, 26): raise ValueError(f"pdl: only v3, v8-v23 and v26 wait for the kernel before it (qe_grid_wait); v{variant} does not")
+    if v26x and variant != 26: raise ValueError(f"v26x names v26's exploration builds; variant is {variant}")
     if variant == 1:
         assert M == 1 and epi == 0, "v1 is the plain M = 1 baseline"
         launch(get_kernel("gemv", "gemv_fp8_v1"), (N // 8,), (256,), (q, scale, x, out, np.int32(N), np.int32(K)))
@@ -357,11 +362,11 @@ def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None,
         launch(k, (grid, KS), (32 * S,), args + (part, cnt), smem=smem)
         return out
     if variant == 26 and M == 1:                        # S: warps a block (SR), D: steps a run (U), v13opt[1]: row pairs a warp; no split
-        SK, RP, early, *rest = v13opt                    # rest: (XS, RU, TB, NEAR): RU > 0 runs RU runs a loop trip (v26lp); TB > 0: v26tp; NEAR: v26n
+        SK, RP, early, *rest = v13opt                    # rest: (XS, RU): RU > 0 runs RU runs a loop trip (v26lp)
         RU = rest[1] if len(rest) > 1 else 0
-        TB = rest[2] if len(rest) > 2 else 0            # v26tp: the grid's last TB blocks ask L2 for their rows at their start
-        NEAR = bool(rest[3]) if len(rest) > 3 else False  # v26n: gate|up's warps on neighbouring gate rows or neighbouring up rows
-        FB, FR = rest[4] if len(rest) > 4 else (0, 1)    # v26fb: the first FB blocks ask L2 for their first FR runs before the wait
+        x26 = dict(v26x or {})
+        if set(x26) - {"tb", "near", "fb"} or len(x26) > 1: raise ValueError(f"v26x: at most one of tb, near, fb; got {sorted(x26)}")
+        TB, NEAR, (FB, FR) = x26.get("tb", 0), bool(x26.get("near", False)), x26.get("fb", (0, 1))
         U, KST = D, K // 512
         if KS != 1 or SK != 1 or K % 512 or not 1 <= U <= KST: raise ValueError(f"v26 runs runs of {U} steps over K = {K} in one block (KS = 1, SK = 1, 1 <= U <= K / 512)")
         grid, _ = v13_grid(N, K, epi, S, RP)
@@ -861,7 +866,7 @@ def time_engine(N, K, epi, gen, M=1, pdl=True):
     kw = engine_kwargs(N, K, epi)
     return time_gemv(N, K, epi, kw.pop("S"), kw.pop("RG"), gen, M=M, pdl=pdl, **kw)
 
-def time_gemv(N, K, epi, S, RG, gen, M=1, variant=3, KS=1, bps=4, D=4, v7opt=(0, False), C=8, pdl=False, dry=False, conv=1, minb=0, v13opt=(1, 1, True)):
+def time_gemv(N, K, epi, S, RG, gen, M=1, variant=3, KS=1, bps=4, D=4, v7opt=(0, False), C=8, pdl=False, dry=False, conv=1, minb=0, v13opt=(1, 1, True), v26x=None):
     "Microseconds per call in a CUDA graph that cycles through enough distinct weight copies to miss L2."
     n = rotation_count(N * K)
     ws = [synth_fp8(N, K, gen) for _ in range(n)]
@@ -870,7 +875,7 @@ def time_gemv(N, K, epi, S, RG, gen, M=1, variant=3, KS=1, bps=4, D=4, v7opt=(0,
     out = torch.empty(M, N // 2 if epi == 2 else N, dtype=torch.bfloat16, device="cuda")
     reps = max(1, 40 // n)
     scr = v13_scratch(N, K, epi, S, v13opt[1], KS) if variant in (13, 14, 16, 18, 19, 20, 21, 22, 23) and KS > 1 else v8_scratch(N, K, RG, epi, C, bps) if variant in (8, 9, 10) else v4_scratch(N, K, RG, epi, bps) if variant == 4 else gemv_scratch(N, RG, KS, epi) if KS > 1 else None
-    us = 1000 * median(time_graph(lambda i: gemv(ws[i % n][0], ws[i % n][1], x, epi, res, S=S, RG=RG, out=out, variant=variant, KS=KS, scratch=scr, bps=bps, D=D, v7opt=v7opt, C=C, pdl=pdl, dry=dry, conv=conv, minb=minb, v13opt=v13opt),
+    us = 1000 * median(time_graph(lambda i: gemv(ws[i % n][0], ws[i % n][1], x, epi, res, S=S, RG=RG, out=out, variant=variant, KS=KS, scratch=scr, bps=bps, D=D, v7opt=v7opt, C=C, pdl=pdl, dry=dry, conv=conv, minb=minb, v13opt=v13opt, v26x=v26x),
                                   calls=n * reps, reps=7))
     del ws
     return us

@@ -7,7 +7,8 @@ same loads, math and sums: bit-identical (checked on the same inputs). Each alon
 decode step (27B shape, synthetic, PDL graph) with greedy tokens checked, three interleaved rounds at 1K and 32K.
 Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_fb.py OUT_DIR (gemv_fb_h200.json). About 2 min.
 (The plans, the identity checks and the timings alone moved into explore_util.one_shape_plans after the record was
-made: the same steps, not re-run.)"""
+made: the same steps, not re-run.)
+(Since the record, gemv names these builds by its keyword v26x instead of extra v13opt entries: the same builds.)"""
 import explore_util
 from qwen_engine import gemv as G
 
@@ -17,8 +18,7 @@ CFGS = ((1056, 1), (1056, 2), (528, 1), (8704, 1))               # (FB blocks, F
 
 def kw(shape, cfg):
     k = G.engine_kwargs(*shape)
-    o = k["v13opt"]
-    return dict(k, v13opt=(o[0], o[1], o[2], False, 0, 0, False, cfg))
+    return dict(k, v26x=dict(fb=cfg))
 
 
 def label(cfg): return f"first {cfg[0]} blocks, {cfg[1]} run{'s' if cfg[1] > 1 else ''}"

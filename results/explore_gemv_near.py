@@ -8,7 +8,8 @@ memory for the SwiGLU. Every row's sum and every rounding are v26's: bit-identic
 checked, three interleaved rounds at 1K and 32K.
 Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_near.py OUT_DIR (gemv_near_h200.json). About 2.5 min.
 (The identity checks and the timings alone moved into explore_util.identity_and_alone (and the plans into
-one_shape_plans) after the record was made: the same steps, its alone entries then carry the shape and the label instead of the configuration list; not re-run.)"""
+one_shape_plans) after the record was made: the same steps, its alone entries then carry the shape and the label instead of the configuration list; not re-run.)
+(Since the record, gemv names these builds by its keyword v26x instead of extra v13opt entries: the same builds.)"""
 import explore_util
 
 GU = (34816, 5120, 2)
@@ -17,7 +18,7 @@ CFGS = ((2, 1, 2, 8, 0), (2, 1, 2, 8, 2), (2, 2, 2, 8, 0), (2, 2, 3, 8, 0), (2, 
 
 def kw(shape, cfg):
     S, RP, U, mb, early = cfg
-    return dict(S=S, RG=2, variant=26, KS=1, D=U, v13opt=(1, RP, early, False, 0, 0, True), minb=mb)
+    return dict(S=S, RG=2, variant=26, KS=1, D=U, v13opt=(1, RP, early, False), minb=mb, v26x=dict(near=True))
 
 
 def label(cfg): return "near {} warps, {} pair{}, runs of {}, {} an SM{}".format(cfg[0], cfg[1], "s" if cfg[1] > 1 else "", cfg[2], cfg[3], ", EK" if cfg[4] == 2 else "")

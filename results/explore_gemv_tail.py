@@ -9,7 +9,8 @@ their second round); each alone (PDL, graph, rotation), twice; then the decode s
 with greedy tokens checked, three interleaved rounds at 1K and 32K.
 Usage on the H200: PYTHONPATH=. python3 results/explore_gemv_tail.py OUT_DIR (gemv_tail_h200.json). About 3 min.
 (The identity checks and the timings alone moved into explore_util.identity_and_alone after the record was made: the same
-steps, its alone entries' cfg labelled "gate|up TB 528" where the record has "TB 528"; not re-run.)"""
+steps, its alone entries' cfg labelled "gate|up TB 528" where the record has "TB 528"; not re-run.)
+(Since the record, gemv names these builds by its keyword v26x instead of extra v13opt entries: the same builds.)"""
 import sys
 import explore_util
 from qwen_engine import gemv as G
@@ -21,8 +22,7 @@ SWEEP = {GU: (264, 528, 1056, 2112), QKVZ: (496, 992), QGKV: (434, 868)}
 
 def kw(shape, tb):
     k = G.engine_kwargs(*shape)
-    o = k["v13opt"]
-    return dict(k, v13opt=(o[0], o[1], o[2], False, 0, tb))
+    return dict(k, v26x=dict(tb=tb))
 
 
 PLANS = {"engine": {}, "gate|up 528": {GU: 528}, "gate|up 1056": {GU: 1056}, "gate|up 2112": {GU: 2112},

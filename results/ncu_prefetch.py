@@ -6,7 +6,8 @@ with it, and DRAM delivers the line twice. Run under Nsight Compute (part `ncu-p
 python3 results/ncu_prefetch.py`), one launch each (ncu flushes the caches before each), twice: gate|up (178 MB of weights)
 with the engine's v26, v26tp with every block prefetching its whole rows (TB 8704), v26fb with every block prefetching its
 first run (FB 8704, FR 1) or its whole rows (FR 5). If the DRAM reads twice what it must, the prefetching builds read up to
-2x 178 MB. (-> gemv_ncu_prefetch_h200.txt)"""
+2x 178 MB. (-> gemv_ncu_prefetch_h200.txt)
+(Since the record, gemv names these builds by its keyword v26x instead of extra v13opt entries: the same builds.)"""
 import torch
 from qwen_engine import gemv as G
 
@@ -16,11 +17,10 @@ q, sc = G.synth_fp8(N, K, gen)
 x = torch.randn(1, K, generator=gen, device="cuda").to(torch.bfloat16)
 out = torch.empty(1, N // 2, dtype=torch.bfloat16, device="cuda")
 base = G.engine_kwargs(N, K, EPI)
-o = base["v13opt"]
 builds = {"engine (v26)": base,
-          "v26tp, every block its whole rows": dict(base, v13opt=(o[0], o[1], o[2], False, 0, 8704)),
-          "v26fb, every block its first run": dict(base, v13opt=(o[0], o[1], o[2], False, 0, 0, False, (8704, 1))),
-          "v26fb, every block its whole rows": dict(base, v13opt=(o[0], o[1], o[2], False, 0, 0, False, (8704, 5)))}
+          "v26tp, every block its whole rows": dict(base, v26x=dict(tb=8704)),
+          "v26fb, every block its first run": dict(base, v26x=dict(fb=(8704, 1))),
+          "v26fb, every block its whole rows": dict(base, v26x=dict(fb=(8704, 5)))}
 ref = None
 for rep in range(2):
     for label, kw in builds.items():

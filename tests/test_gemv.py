@@ -870,27 +870,29 @@ def test_timeline_constants_agree():
 
 
 def test_v26tp_v26n_launch_through_the_launcher(monkeypatch):
-    """v26tp, v26n and v26fb through gemv(): v13opt's sixth entry (TB) names gemv_fp8_v26tp with v26's grid, its seventh (NEAR)
+    """v26tp, v26n and v26fb through gemv(): v26x=dict(tb=TB) names gemv_fp8_v26tp with v26's grid, near=True
     gemv_fp8_v26n<SR, RP, U, KST, MINB, E, EK> with the same grid as v26's SwiGLU (a pair of warps covers what two v26
-    warps cover), its eighth (FB, FR) gemv_fp8_v26fb; without them the engine's name as before; the combinations that have
-    no build raise."""
+    warps cover), fb=(FB, FR) gemv_fp8_v26fb; without it the engine's name as before; the combinations that have no build,
+    two at once and unknown keys raise."""
     from qwen_engine import gemv as G
     named, grids = _mocked_launcher(monkeypatch)
     q, sc, x = torch.zeros(34816, 5120, dtype=torch.uint8), torch.zeros(272, 40), torch.zeros(1, 5120, dtype=torch.bfloat16)
     base = dict(S=2, RG=2, variant=26, KS=1, D=2, minb=8)
-    G.gemv(q, sc, x, 2, None, v13opt=(1, 1, 0, False, 0, 528), **base)
+    G.gemv(q, sc, x, 2, None, v13opt=(1, 1, 0, False), v26x=dict(tb=528), **base)
     assert named[-1] == "gemv_fp8_v26tp<2, 1, 2, 2, 10, 8, false, false, 528>" and grids[-1][0] == (8704,)
-    G.gemv(q, sc, x, 2, None, v13opt=(1, 1, 0, False, 0, 0, True), **base)
+    G.gemv(q, sc, x, 2, None, v13opt=(1, 1, 0, False), v26x=dict(near=True), **base)
     assert named[-1] == "gemv_fp8_v26n<2, 1, 2, 10, 8, false, false>" and grids[-1][0] == (8704,)
-    G.gemv(q, sc, x, 2, None, v13opt=(1, 1, 0, False, 0, 0, False, (1056, 2)), **base)
+    G.gemv(q, sc, x, 2, None, v13opt=(1, 1, 0, False), v26x=dict(fb=(1056, 2)), **base)
     assert named[-1] == "gemv_fp8_v26fb<2, 1, 2, 2, 10, 8, false, false, 1056, 2>" and grids[-1][0] == (8704,)
     G.gemv(q, sc, x, 2, None, v13opt=(1, 1, 0, False), **base)
     assert named[-1] == "gemv_fp8_v26<2, 1, 2, 2, 10, 8>" and grids[-1][0] == (8704,)
-    with pytest.raises(ValueError): G.gemv(q, sc, x, 2, None, v13opt=(1, 1, 0, False, 0, 0, False, (9000, 1)), **base)   # FB past the grid
-    with pytest.raises(ValueError): G.gemv(q, sc, x, 2, None, v13opt=(1, 1, 0, False, 0, 9000), **base)     # TB past the grid
-    with pytest.raises(ValueError): G.gemv(q, sc, x, 2, None, v13opt=(1, 1, 0, False, 0, 0, True), **dict(base, S=1))   # an odd warp count (one warp a block)
+    with pytest.raises(ValueError): G.gemv(q, sc, x, 2, None, v13opt=(1, 1, 0, False), v26x=dict(fb=(9000, 1)), **base)   # FB past the grid
+    with pytest.raises(ValueError): G.gemv(q, sc, x, 2, None, v13opt=(1, 1, 0, False), v26x=dict(tb=9000), **base)     # TB past the grid
+    with pytest.raises(ValueError): G.gemv(q, sc, x, 2, None, v13opt=(1, 1, 0, False), v26x=dict(tb=528, near=True), **base)   # one at a time
+    with pytest.raises(ValueError): G.gemv(q, sc, x, 2, None, v13opt=(1, 1, 0, False), v26x=dict(tp=528), **base)   # a misspelt key
+    with pytest.raises(ValueError): G.gemv(q, sc, x, 2, None, v13opt=(1, 1, 0, False), v26x=dict(near=True), **dict(base, S=1))   # an odd warp count (one warp a block)
     qp, scp = torch.zeros(16384, 5120, dtype=torch.uint8), torch.zeros(128, 40)
-    with pytest.raises(ValueError): G.gemv(qp, scp, x, 0, None, v13opt=(1, 2, 2, False, 0, 0, True), **dict(base, RG=1, D=3))   # NEAR needs SwiGLU
+    with pytest.raises(ValueError): G.gemv(qp, scp, x, 0, None, v13opt=(1, 2, 2, False), v26x=dict(near=True), **dict(base, RG=1, D=3))   # NEAR needs SwiGLU
 
 
 def test_tail_prefetch_and_near_rows_lost():
