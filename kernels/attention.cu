@@ -70,6 +70,9 @@
 //   v17 (attn_fused_v11): v13 with no value copy before the first barrier (AtRingV): the blocks still streaming pass 1 share
 //      the memory with no value copies. Bit-identical to v13; slower: 32K 51.2 us against 49.2 with PDL, the step 0.01-0.03 ms
 //      (results/attention_v17_h200.json, attention_v17_step_h200.json). Lost.
+//   v18 (attn_fused_v12): v13 with each KV group's own barriers (its 66 blocks count on their own counter, not all 264 on
+//      one), the merge of a group by its own blocks, and the merge's gates read before the second barrier (AtRingG).
+//      v19 (attn_fused_v13): v18 whose barrier polls without sleeping (AtRingGS). Bit-identical to v13 by construction.
 // Layouts (D = 256, PAGE = 256 tokens):
 //   qkv   [M, stride] bf16: per query head h, q at h*2D, gate at h*2D + D; then k (Hkv*D), then v (Hkv*D)
 //   cache [n_pages, Hkv, PAGE, D] bf16 for K and for V of one layer; token t lives in page table[t / PAGE], row t % PAGE
@@ -1215,20 +1218,25 @@ __global__ void __launch_bounds__(256) attn_pv_v4(const unsigned short* __restri
 // arrivals), so it needs no reset; thread 0 polls with L2 loads and gives up after 20 ms (counted in sync[1]).
 __device__ __forceinline__ unsigned long long at_ns() { unsigned long long t; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); return t; }
 
-__device__ __forceinline__ void at_grid_barrier(unsigned long long* sync, unsigned nb) {
+// The nb blocks that count on `ctr` wait for each other (the counter only grows: a call's target is the next multiple of nb);
+// after 20 ms a block gives up and counts itself in `giveups` (the outputs are then wrong, never a hang). SLEEP: the poll
+// sleeps 64 ns between reads. at_grid_barrier: the whole grid on sync[0], give-ups in sync[1] (v6 to v17).
+template <bool SLEEP = true>
+__device__ __forceinline__ void at_count_barrier(unsigned long long* ctr, unsigned long long* giveups, unsigned nb) {
   __syncthreads();
   if (threadIdx.x == 0) {
     __threadfence();
-    const unsigned long long old = atomicAdd(sync, 1ull), target = (old / nb + 1) * nb;
+    const unsigned long long old = atomicAdd(ctr, 1ull), target = (old / nb + 1) * nb;
     const unsigned long long t0 = at_ns();
-    while (*(volatile unsigned long long*)sync < target) {
-      if (at_ns() - t0 > 20000000ull) { atomicAdd(sync + 1, 1ull); break; }
-      asm volatile("nanosleep.u32 64;");
+    while (*(volatile unsigned long long*)ctr < target) {
+      if (at_ns() - t0 > 20000000ull) { atomicAdd(giveups, 1ull); break; }
+      if (SLEEP) asm volatile("nanosleep.u32 64;");
     }
     __threadfence();
   }
   __syncthreads();
 }
+__device__ __forceinline__ void at_grid_barrier(unsigned long long* sync, unsigned nb) { at_count_barrier(sync, sync + 1, nb); }
 
 // v6's merge, spread over the whole grid after its second barrier: block b takes outputs [b*per, (b+1)*per) of the M x Hq x D,
 // in batches of at most 256 (one per thread): the batch's P partials are staged in shared memory (all loads in flight at
@@ -1252,6 +1260,45 @@ __device__ __forceinline__ void at_merge_spread(const float* opart, const unsign
       for (int i = 0; i < P; ++i) acc += buf[i * nbat + tid];
       const int o = ob + tid, rh = o / AT_D;                            // rh = r * Hq + h
       at_gate_out(acc, qkv, out, rh / Hq, rh % Hq, o % AT_D, Hq, stride);
+    }
+    __syncthreads();
+  }
+}
+
+// v18's merge: the outputs of KV group g only (M rows x G heads x D, enumerated row, head, dim), spread over the group's P
+// blocks (blockIdx.x), after a barrier of the group alone. Each output is summed exactly as at_merge_spread sums it (its P
+// partials staged in shared memory, added in partition order 0..P-1 from 0.f), rounded and gated as at_gate_out does, so
+// the outputs are v13's bit for bit. `sg0` is the rounded sigmoid of the gate of this thread's output in the first batch,
+// read before the barrier (at_group_gate): the gate is the step's input, so the merge's last round trip is gone.
+template <int G>
+__device__ __forceinline__ float at_group_gate(const unsigned short* __restrict__ qkv, int g, int Hq, int P, int M, int stride, int buf_floats) {
+  const int total = M * G * AT_D, per = (total + P - 1) / P, o0 = min(total, (int)blockIdx.x * per), o1 = min(total, o0 + per);
+  const int ol = o0 + threadIdx.x;
+  if ((int)threadIdx.x >= min(256, buf_floats / P) || ol >= o1) return 0.f;
+  const int r = ol / (G * AT_D), h = g * G + (ol / AT_D) % G, d = ol % AT_D;
+  const float gate = qe_bf16_to_f32(qkv[(size_t)r * stride + h * 2 * AT_D + AT_D + d]);
+  return qe_round_bf16(1.f / (1.f + expf(-gate)));
+}
+template <int G>
+__device__ __forceinline__ void at_merge_group_spread(const float* opart, const unsigned short* __restrict__ qkv, unsigned short* __restrict__ out,
+                                                      float* buf, int buf_floats, int g, int Hq, int P, int M, int stride, float sg0) {
+  const int tid = threadIdx.x, total = M * G * AT_D, per = (total + P - 1) / P;
+  const int o0 = min(total, (int)blockIdx.x * per), o1 = min(total, o0 + per), cap = min(256, buf_floats / P);
+  auto glob = [&](int ol) { return ((ol / (G * AT_D)) * Hq + g * G + (ol / AT_D) % G) * AT_D + ol % AT_D; };   // (r, h, d) -> v13's index
+  for (int ob = o0; ob < o1; ob += cap) {
+    const int nbat = min(cap, o1 - ob);
+#pragma unroll 8
+    for (int e = tid; e < nbat * P; e += 256) {                        // e = i * nbat + k: partial i of output ob + k
+      const int i = e / nbat, o = glob(ob + e % nbat);
+      buf[e] = __ldcg(opart + ((size_t)(o / AT_D) * P + i) * AT_D + o % AT_D);
+    }
+    __syncthreads();
+    if (tid < nbat) {
+      float acc = 0.f;
+      for (int i = 0; i < P; ++i) acc += buf[i * nbat + tid];
+      const int o = glob(ob + tid), rh = o / AT_D;                     // rh = r * Hq + h
+      if (ob == o0) out[(size_t)rh * AT_D + o % AT_D] = qe_f32_to_bf16(qe_round_bf16(acc) * sg0);
+      else at_gate_out(acc, qkv, out, rh / Hq, rh % Hq, o % AT_D, Hq, stride);
     }
     __syncthreads();
   }
@@ -1416,6 +1463,14 @@ template <> struct at_keys_in_registers<AtRingR> { static constexpr bool value =
 struct AtRingV : AtRing {};
 template <class Ring> struct at_values_after_barrier { static constexpr bool value = false; };
 template <> struct at_values_after_barrier<AtRingV> { static constexpr bool value = true; };
+// v18's ring (attn_fused_v12): AtRing itself; the type says the two barriers are each KV group's own (its P blocks count on
+// their own counter, sync[2 + 16 g], 128 bytes from the next group's), the merge is the group's (at_merge_group_spread) and
+// the merge's gates are read before the second barrier. v19's (attn_fused_v13): the same, the poll without its sleep.
+struct AtRingG : AtRing {};
+struct AtRingGS : AtRing {};
+template <class Ring> struct at_group_barriers { static constexpr int value = 0; };      // 0: the grid's; 1: the group's; 2: without sleep
+template <> struct at_group_barriers<AtRingG> { static constexpr int value = 1; };
+template <> struct at_group_barriers<AtRingGS> { static constexpr int value = 2; };
 template <int G, class Ring, bool PROBE = false, int VPF = 0, int VCAP = 0, bool TC = false, bool EN = false>
 __device__ __forceinline__ void at_fused_body(const Ring& R, unsigned char* ring, float (&red)[8][G], unsigned short (&qs)[G][AT_D],
                                               unsigned short (&prb)[256][8], float (&gm)[G], float (&gl)[G], int& last,
@@ -1444,7 +1499,10 @@ __device__ __forceinline__ void at_fused_body(const Ring& R, unsigned char* ring
     if (VPF == 1) at_v_prefetch<VCAP>(vc, table, ntab, Hkv, g, a, b);
   }
   at_mark(3);
-  at_grid_barrier(sync, gridDim.x * gridDim.y);                         // every block's statistics are written
+  constexpr int GB = at_group_barriers<Ring>::value;
+  unsigned long long* const gctr = sync + 2 + 16 * g;                   // GB: the group's counter
+  if constexpr (GB > 0) at_count_barrier<GB == 1>(gctr, sync + 1, gridDim.x);   // the group's statistics are written
+  else at_grid_barrier(sync, gridDim.x * gridDim.y);                    // every block's statistics are written
   at_mark(4);
   qe_grid_launch_dependents();
   if (TC) at_pass2_tc<G, false, Ring, EN>(R, gbase, !at_values_after_barrier<Ring>::value, ring, prb, gm, gl, last, vc, table, ntab, pos0, scores, stats, opart, nullptr, nullptr,
@@ -1452,9 +1510,16 @@ __device__ __forceinline__ void at_fused_body(const Ring& R, unsigned char* ring
   else at_pass2_v3<G, false>(R, gbase, true, ring, prb, gm, gl, last, vc, table, ntab, pos0, scores, stats, opart, nullptr, nullptr,
                              nullptr, Hq, Hkv, P, M, max_ctx, stride);
   at_mark(5);                                                           // pass 2: this block's partials written
-  at_grid_barrier(sync, gridDim.x * gridDim.y);                         // every block's partials are written
-  at_mark(6);
-  at_merge_spread(opart, qkv, out, (float*)ring, AT_RING_BYTES / 4, Hq, P, M, stride);
+  if constexpr (GB > 0) {
+    const float sg0 = at_group_gate<G>(qkv, g, Hq, P, M, stride, AT_RING_BYTES / 4);
+    at_count_barrier<GB == 1>(gctr, sync + 1, gridDim.x);               // the group's partials are written
+    at_mark(6);
+    at_merge_group_spread<G>(opart, qkv, out, (float*)ring, AT_RING_BYTES / 4, g, Hq, P, M, stride, sg0);
+  } else {
+    at_grid_barrier(sync, gridDim.x * gridDim.y);                       // every block's partials are written
+    at_mark(6);
+    at_merge_spread(opart, qkv, out, (float*)ring, AT_RING_BYTES / 4, Hq, P, M, stride);
+  }
   at_mark(7);
 }
 
@@ -1464,6 +1529,8 @@ __device__ __forceinline__ AtRing at_ring_make(const AtRing*, unsigned char* rin
 __device__ __forceinline__ AtRingR at_ring_make(const AtRingR*, unsigned char* ring, unsigned long long* bars) { AtRingR r; static_cast<AtRing&>(r) = at_ring_init(ring, bars); return r; }
 __device__ __forceinline__ AtRingW at_ring_make(const AtRingW*, unsigned char* ring, unsigned long long* bars) { AtRingW r; static_cast<AtRing&>(r) = at_ring_init(ring, bars); return r; }
 __device__ __forceinline__ AtRingV at_ring_make(const AtRingV*, unsigned char* ring, unsigned long long* bars) { AtRingV r; static_cast<AtRing&>(r) = at_ring_init(ring, bars); return r; }
+__device__ __forceinline__ AtRingG at_ring_make(const AtRingG*, unsigned char* ring, unsigned long long* bars) { AtRingG r; static_cast<AtRing&>(r) = at_ring_init(ring, bars); return r; }
+__device__ __forceinline__ AtRingGS at_ring_make(const AtRingGS*, unsigned char* ring, unsigned long long* bars) { AtRingGS r; static_cast<AtRing&>(r) = at_ring_init(ring, bars); return r; }
 struct AtRingL;                                                          // v9's ring (below)
 __device__ __forceinline__ AtRingL at_ring_make(const AtRingL*, unsigned char* ring, unsigned long long* bars);
 // The fused kernels' parameters and arguments (v6 and every variant of it take the same; its probe build adds a buffer).
@@ -1769,7 +1836,21 @@ __global__ void __launch_bounds__(256, 2) attn_fused_v11(AT_FUSED_PARAMS) {
   at_fused_kernel<G, AtRingV, false, 0, 0, true>(AT_FUSED_ARGS, nullptr);
 }
 
+// v18 (attn_fused_v12): v13 with each KV group's own barriers (its P blocks on its own counter), the merge of a group by its
+// own blocks and the merge's gates read before the second barrier (AtRingG). v19 (attn_fused_v13): v18 polling without a
+// sleep (AtRingGS). The same values in the same order: bit-identical to v13. sync: [2 + 16 Hkv] (attention_scratch).
+template <int G>
+__global__ void __launch_bounds__(256, 2) attn_fused_v12(AT_FUSED_PARAMS) {
+  at_fused_kernel<G, AtRingG, false, 0, 0, true>(AT_FUSED_ARGS, nullptr);
+}
+template <int G>
+__global__ void __launch_bounds__(256, 2) attn_fused_v13(AT_FUSED_PARAMS) {
+  at_fused_kernel<G, AtRingGS, false, 0, 0, true>(AT_FUSED_ARGS, nullptr);
+}
+
 #ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
+template __global__ void attn_fused_v12<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
+template __global__ void attn_fused_v13<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
 template __global__ void attn_fused_v11<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
 template __global__ void attn_fused_v10<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
 template __global__ void attn_fused_v9<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);

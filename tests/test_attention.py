@@ -321,7 +321,7 @@ def test_signature_checker_expands_the_fused_parameter_macro(fake_launches):
 def test_v5_v6_scratch_counters_start_at_zero():
     s = attention_scratch(preset("qwen3_5_27b"), M=3, device="cpu", max_ctx=1024)
     assert s.count.shape == (3, 4) and s.count.dtype == torch.int32 and not s.count.any()
-    assert s.sync.shape == (2,) and s.sync.dtype == torch.int64 and not s.sync.any()
+    assert s.sync.shape == (2 + 16 * 4,) and s.sync.dtype == torch.int64 and not s.sync.any()   # v18: a counter a KV group, 128 bytes apart
     assert VARIANTS[5][3] is None and VARIANTS[6][2:4] == VARIANTS[8][2:4] == (None, None) and all(VARIANTS[v][4] for v in (5, 6, 7, 8))
 
 def _body(src, head):
@@ -452,3 +452,32 @@ def test_v13_pass2_keeps_the_reference_rounding_points():
     assert line in tc and line in v3 and "at_merge_stats_cg(" in tc
     assert "if (!full && k0 + kb + 4 * t + i >= b) v[i] = make_uint4(0u, 0u, 0u, 0u);" in tc
     assert "for (int h = 0; h < 8; ++h) pt[h][tid] = pk[h];" in tc                     # heads G..7: zero rows of A
+
+def test_v18_group_merge_sums_and_gates_as_v13():
+    """v18/v19 (attn_fused_v12/v13) are meant to be bit-identical to v13: the group's merge sums each output's P partials in
+    partition order from 0.f as at_merge_spread does, and the gate read before the barrier is at_gate_out's rounded sigmoid,
+    applied with its rounding; only the counters and the outputs' spread over blocks change."""
+    src = (ROOT / "kernels" / "attention.cu").read_text()
+    grid = _body(src, "__device__ __forceinline__ void at_merge_spread(")
+    grp = _body(src, "__device__ __forceinline__ void at_merge_group_spread(")
+    gate, out = _body(src, "__device__ __forceinline__ float at_group_gate("), _body(src, "__device__ __forceinline__ void at_gate_out(")
+    for line in ("for (int i = 0; i < P; ++i) acc += buf[i * nbat + tid];", "float acc = 0.f;",
+                 "buf[e] = __ldcg(opart + ((size_t)(o / AT_D) * P + i) * AT_D + o % AT_D);"):
+        assert line in grid and line in grp, line
+    assert "return qe_round_bf16(1.f / (1.f + expf(-gate)));" in gate and "const float sg = qe_round_bf16(1.f / (1.f + expf(-gate)));" in out
+    assert "qe_f32_to_bf16(qe_round_bf16(acc) * sg0)" in grp and "qe_f32_to_bf16(qe_round_bf16(o) * sg)" in out
+    assert "qkv[(size_t)r * stride + h * 2 * AT_D + AT_D + d]" in gate and "qkv[(size_t)r * stride + h * 2 * AT_D + AT_D + d]" in out
+    body = _body(src, "__device__ __forceinline__ void at_fused_body(")
+    assert body.count("at_count_barrier<GB == 1>(gctr, sync + 1, gridDim.x);") == 2
+    assert body.index("at_group_gate<G>(") < body.rindex("at_count_barrier<GB == 1>(") < body.index("at_merge_group_spread<G>(")   # the gate before the second barrier
+    assert VARIANTS[18][1] == "attn_fused_v12" and VARIANTS[19][1] == "attn_fused_v13"
+
+def test_v18_refuses_scratch_without_group_counters(fake_launches, monkeypatch):
+    "v18's counters live past sync[2]: a scratch without them (sync of 2, as before v18) is refused with the reason, before any launch."
+    assert len(fake_launches(18)) == 1 and len(fake_launches(19)) == 1
+    import dataclasses
+    made = attention_scratch
+    monkeypatch.setitem(globals(), "attention_scratch", lambda *a, **k: dataclasses.replace(made(*a, **k), sync=torch.zeros(2, dtype=torch.int64)))
+    with pytest.raises(AssertionError, match="v18: a barrier counter per KV group"):
+        fake_launches(18)
+    assert len(fake_launches(13)) == 1                                        # v13 needs only sync[0] and sync[1]
