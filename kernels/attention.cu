@@ -56,7 +56,7 @@
 //   v13 (attn_fused_v7): v6 with pass 2 on the tensor cores (at_pass2_tc: A = the probabilities, B = the values). Another
 //      fp32 order than v6 (not bit-identical by design): within the reference's criterion at 1..128K, rows = single rows
 //      bit for bit. 32K 50.3 us against 51.0 with PDL (58.7 %); the PDL step 7.919 / 8.197 ms at 1K / 32K against v6's
-//      7.942 / 8.258 (results/attention_v13_h200.json, attention_v13_step_h200.json). THE ENGINE'S VARIANT (VARIANT = 13).
+//      7.942 / 8.258 (results/attention_v13_h200.json, attention_v13_step_h200.json). The engine's variant until v18.
 //   v14 (attn_fused_v8): v13 with pass 1's EARLY_NEW: the blocks that write new keys copy their older keys first
 //      (AtRing::start_split), partition 0 appends after its first copies. Bit-identical to v13; no faster: 1K 15.9 us
 //      against 15.9, 4K 18.7 against 18.1, the PDL step 7.847-7.858 ms against 7.839-7.848 at 1K
@@ -73,6 +73,10 @@
 //   v18 (attn_fused_v12): v13 with each KV group's own barriers (its 66 blocks count on their own counter, not all 264 on
 //      one), the merge of a group by its own blocks, and the merge's gates read before the second barrier (AtRingG).
 //      v19 (attn_fused_v13): v18 whose barrier polls without sleeping (AtRingGS). Bit-identical to v13 by construction.
+//      Measured: both bit-identical to v13 at every identity check; v18 faster alone at every context (PDL: 1K 15.6 us against
+//      15.9, 32K 49.2 against 49.8, 128K 152.5 against 156.6), the PDL step faster at 32K in all 11 interleaved rounds of two
+//      runs and a tie at 1K (results/attention_v18_h200.json, attention_v18_step_h200.json, attention_v18_step8_h200.json).
+//      v19 no faster than v18. THE ENGINE'S VARIANT (VARIANT = 18).
 // Layouts (D = 256, PAGE = 256 tokens):
 //   qkv   [M, stride] bf16: per query head h, q at h*2D, gate at h*2D + D; then k (Hkv*D), then v (Hkv*D)
 //   cache [n_pages, Hkv, PAGE, D] bf16 for K and for V of one layer; token t lives in page table[t / PAGE], row t % PAGE
