@@ -74,8 +74,9 @@
 //      one), the merge of a group by its own blocks, and the merge's gates read before the second barrier (AtRingG).
 //      v19 (attn_fused_v13): v18 whose barrier polls without sleeping (AtRingGS). Bit-identical to v13 by construction.
 //      Measured: both bit-identical to v13 at every identity check; v18 faster alone at every context (PDL: 1K 15.6 us against
-//      15.9, 32K 49.2 against 49.8, 128K 152.5 against 156.6), the PDL step faster at 32K in all 11 interleaved rounds of two
-//      runs and a tie at 1K (results/attention_v18_h200.json, attention_v18_step_h200.json, attention_v18_step8_h200.json).
+//      15.9, 32K 49.2 against 49.8, 128K 152.5 against 156.6), the PDL step faster at 32K by 0.012 ms (23 rounds in three
+//      runs, 20 faster) and a tie at 1K (results/attention_v18_h200.json, attention_v18_step_h200.json,
+//      attention_v18_step8_h200.json, attention_v18_step12r_h200.json).
 //      v19 no faster than v18. THE ENGINE'S VARIANT (VARIANT = 18).
 // Layouts (D = 256, PAGE = 256 tokens):
 //   qkv   [M, stride] bf16: per query head h, q at h*2D, gate at h*2D + D; then k (Hkv*D), then v (Hkv*D)

@@ -274,8 +274,8 @@ VARIANTS = {1: ("attn_prologue", "attn_scores_v1", "attn_pv_v1", "attn_merge", F
             18: (None, "attn_fused_v12", None, None, True),                             # v13, each KV group's own barriers and merge
             19: (None, "attn_fused_v13", None, None, True)}                             # v18, the barrier's poll without a sleep
 VARIANT = 18        # the engine's variant: v13 with each KV group's own barriers and merge; v13's outputs bit for bit (attention_v18_h200.json),
-                    # faster alone at 1K..128K (128K 152.5 against 156.6 us) and in the PDL step at 32K in all 11 interleaved rounds, a tie at 1K
-                    # (attention_v18_step_h200.json, attention_v18_step8_h200.json). Before it v13 (pass 2 on the tensor cores; within the
+                    # faster alone at 1K..128K (128K 152.5 against 156.6 us), in the PDL step at 32K by 0.012 ms (23 rounds, 20 faster), a tie at
+                    # 1K (attention_v18_step_h200.json, attention_v18_step8_h200.json, attention_v18_step12r_h200.json). Before it v13 (pass 2 on the tensor cores; within the
                     # reference's criterion, rows = single rows bit for bit; faster in the PDL step in every repeat: attention_v13_step_h200.json),
                     # before that v6 (one launch; bit-identical to v4: attention_v5_h200.json, carveout_h200.json), before that v4
 RING_BYTES = RING_STAGES * STAGE_ROWS * 256 * 2                             # v3's dynamic shared memory per block: 96 KB

@@ -448,8 +448,9 @@ def test_v13_is_the_engines_variant_by_its_records():
 def test_v18_is_the_engines_variant_by_its_records():
     """v18 (each KV group's own barriers and merge) was adopted because one H200 run found it v13 bit for bit at every
     identity check (outputs, appended rows, scores, statistics, partials; 1 and 8 rows; PDL off and on; no give-ups), faster
-    alone at every timed context with PDL, and two runs of the decode step found it faster at 32K in every interleaved round
-    (3 + 8) and within the noise at 1K (its mean within 0.01 ms of v13's). The criterion is v13's (the same outputs)."""
+    alone at every timed context with PDL, and three runs of the decode step (23 interleaved rounds, v13 first in two runs,
+    v18 first in the third) found it faster at 32K (the mean by 0.012 ms, 20 of 23 rounds) and a tie at 1K (within 0.01 ms
+    by the mean). The criterion is v13's (the same outputs)."""
     import json, statistics
     d = json.loads((ROOT / "results" / "attention_v18_h200.json").read_text())["data"]
     assert VARIANT == 18 and VARIANTS[18][1] == "attn_fused_v12" and d["current"] == 13 and not d["failed"] and 18 in d["new"]
@@ -461,15 +462,16 @@ def test_v18_is_the_engines_variant_by_its_records():
     us = {(t["n"], t["variant"]): t["us"] for t in d["timing"] if t["pdl"] and t["P"] == d["P"]}
     assert all(us[(n, 18)] < us[(n, 13)] for n in (1024, 4096, 32768, 131072))
     rounds = {}
-    for name in ("attention_v18_step_h200", "attention_v18_step8_h200"):
+    for name in ("attention_v18_step_h200", "attention_v18_step8_h200", "attention_v18_step12r_h200"):
         r = json.loads((ROOT / "results" / f"{name}.json").read_text())["data"]
         assert r["tokens"]["v18"] == r["tokens"]["v13"]                              # greedy tokens equal
         for ctx in (1024, 32768):
             ms = lambda plan: [t["ms"] for t in sorted(r["timings"], key=lambda t: t["rep"]) if t["plan"] == plan and t["ctx"] == ctx]
             rounds.setdefault(ctx, []).extend(zip(ms("v18"), ms("v13")))
-    assert len(rounds[32768]) == 11 and all(a < b for a, b in rounds[32768])
-    m18, m13 = (statistics.mean(x[i] for x in rounds[1024]) for i in (0, 1))
-    assert abs(m18 - m13) < 0.01                                                      # 1K: a tie
+    d32, d1 = ([a - b for a, b in rounds[ctx]] for ctx in (32768, 1024))
+    assert len(d32) == len(d1) == 23 and sum(x < 0 for x in d32) >= 20                  # 32K: v18 faster in 20 of 23 rounds ...
+    assert statistics.mean(d32) < -2 * statistics.stdev(d32) / len(d32) ** 0.5          # ... by more than two standard errors
+    assert abs(statistics.mean(d1)) < 0.01                                              # 1K: a tie
 
 def test_v13_pass2_keeps_the_reference_rounding_points():
     "at_pass2_tc forms each probability with v6's line (bf16 under the global normaliser) and zeroes the value rows past the partition."
