@@ -906,6 +906,11 @@ __device__ __forceinline__ void at_load_scores(const unsigned short* srow, int m
 // EARLY_NEW (v14, AtRing only): where the block writes new keys of a row, the rows below the first of them are copied
 // before the keys are formed (start_split) and only the new ones after; partition 0's appends (for later steps: every block
 // that reads a new key this step writes it itself) come after row 0's first copies instead of before them.
+// v20's ring (AtRingN, below) says: the step's new keys reach pass 1's ring from the registers of the warps that formed them,
+// not through memory and the copy engine.
+template <class Ring> struct at_new_in_ring { static constexpr bool value = false; };
+struct AtRingN;
+template <> struct at_new_in_ring<AtRingN> { static constexpr bool value = true; };
 template <int G, bool WRITE_V, class Ring = AtRing, bool EARLY_NEW = false>   // Ring: AtRing, or AtRingL (v9)
 __device__ __forceinline__ unsigned at_pass1_v5(const Ring& R, const unsigned short* __restrict__ qkv, int pos0,
                                                 const unsigned short* __restrict__ qw, const unsigned short* __restrict__ kw,
@@ -923,12 +928,14 @@ __device__ __forceinline__ unsigned at_pass1_v5(const Ring& R, const unsigned sh
     *(uint4*)(at_row(kc, table, ntab, Hkv, g, pos) + 8 * lane) = at_norm_rope(*(const uint4*)(src + koff + 8 * lane), kw, rope, pos, lane, eps);
   }
   unsigned gbase = 0;
+  constexpr bool NR = at_new_in_ring<Ring>::value;
   for (int r = 0; r < M; ++r) {
     const int n = pos0 + r + 1;
     int a, b; at_range(n, P, p, a, b);
     const int nst = (b - a + AT_STAGE - 1) / AT_STAGE;
-    const bool early = !(pos0 < b && pos0 + r >= a);                   // no new key (pos0 .. pos0 + r) in [a, b)
-    if (early) R.start(kc, table, ntab, Hkv, g, a, b, nst, gbase, true);  // (the ring is idle: the last row ended in barriers)
+    const bool early = NR || !(pos0 < b && pos0 + r >= a);             // no new key (pos0 .. pos0 + r) in [a, b)
+    const int bc = NR ? min(b, pos0) : b;                               // NR: the copies stop before the first new key
+    if (early) R.start(kc, table, ntab, Hkv, g, a, bc, nst, gbase, true);  // (the ring is idle: the last row ended in barriers)
     if constexpr (EARLY_NEW) {
       if (!early) R.start_split(kc, table, ntab, Hkv, g, a, b, nst, gbase, max(a, pos0), false);
       if (r == 0 && p == 0 && warp < M && at_page(table, ntab, pos0 + warp) >= 0) {   // the appends, after the first copies
@@ -939,10 +946,14 @@ __device__ __forceinline__ unsigned at_pass1_v5(const Ring& R, const unsigned sh
     }
     if (warp < G)                                                       // query row r, head g*G + warp
       *(uint4*)&qs[warp][8 * lane] = at_norm_rope(*(const uint4*)(qkv + (size_t)r * stride + (g * G + warp) * 2 * AT_D + 8 * lane), qw, rope, pos0 + r, lane, eps);
+    uint4 kn = make_uint4(0u, 0u, 0u, 0u);                               // NR: this warp's new key, for the ring
+    bool mine = false;
     {
       const int j = pos0 + warp;                                        // new key `warp`, if this block reads it
       if (warp <= r && j >= a && j < b && at_page(table, ntab, j) >= 0) {
-        *(uint4*)(at_row(kc, table, ntab, Hkv, g, j) + 8 * lane) = at_norm_rope(*(const uint4*)(qkv + (size_t)warp * stride + koff + 8 * lane), kw, rope, j, lane, eps);
+        kn = at_norm_rope(*(const uint4*)(qkv + (size_t)warp * stride + koff + 8 * lane), kw, rope, j, lane, eps);
+        mine = NR;
+        *(uint4*)(at_row(kc, table, ntab, Hkv, g, j) + 8 * lane) = kn;
         if (WRITE_V) *(uint4*)(at_row(vc, table, ntab, Hkv, g, j) + 8 * lane) = *(const uint4*)(qkv + (size_t)warp * stride + voff + 8 * lane);
         asm volatile("fence.proxy.async.global;" ::: "memory");        // before the copy engine reads the rows
       }
@@ -958,11 +969,20 @@ __device__ __forceinline__ unsigned at_pass1_v5(const Ring& R, const unsigned sh
     for (int j = 0; j < nst; ++j) {
       const unsigned slot = R.wait(gbase + j);
       const int k0 = a + AT_STAGE * j;
+      if constexpr (NR) {
+        if (k0 + AT_STAGE > pos0) {                                     // block-uniform: the stage holds new keys, not copied
+          const int jp = pos0 + warp;
+          if (mine && jp >= k0 && jp < k0 + AT_STAGE)
+            asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};" :: "r"(slot + (jp - k0) * (AT_D * 2) + 16 * lane),
+                         "r"(kn.x), "r"(kn.y), "r"(kn.z), "r"(kn.w) : "memory");
+          __syncthreads();
+        }
+      }
       if (k0 + 8 * warp < b) {
         uint4 k[8];
         at_scores_smem<G>(slot, qa, srow, max_ctx, k0, b, lm, warp, gr, t, k);
       }
-      R.release(kc, table, ntab, Hkv, g, a, b, j, nst, gbase);
+      R.release(kc, table, ntab, Hkv, g, a, bc, j, nst, gbase);
     }
     gbase += nst;
     float mx[G];
@@ -1473,9 +1493,41 @@ template <> struct at_values_after_barrier<AtRingV> { static constexpr bool valu
 // the merge's gates are read before the second barrier. v19's (attn_fused_v13): the same, the poll without its sleep.
 struct AtRingG : AtRing {};
 struct AtRingGS : AtRing {};
+// v20's ring (attn_fused_v14): v18's barriers and merge, and pass 1's copies of a row stop at the step's first new key
+// (pass 1 passes b = min(b, pos0)): a stage copies only its rows below it, its barrier expecting only their bytes (a stage
+// of none still completes on its arrival), and the warps that formed the new keys write them into their stage's slot once
+// it has landed (at_pass1_v5's NR). Every block then starts its copies before forming its query rows. Pass 2 passes the
+// true b: the same copies as AtRing's. The same rows reach the same places: bit-identical to v13.
+struct AtRingN : AtRing {
+  __device__ __forceinline__ void issue(const unsigned short* cache, const int* table, int ntab, int Hkv, int g,
+                                        int k0, int b, unsigned gj) const {           // one thread; rows [k0, min(k0 + 64, b))
+    const unsigned slot = gj % AT_S, bar = bars + 8 * slot;
+    const int n = min(AT_STAGE, max(0, b - k0)), n1 = min(32, n), n2 = n - n1;
+    qe_mbar_expect_tx(bar, (unsigned)n * (AT_D * 2));
+    if (n1 > 0) qe_bulk_g2s(ring + slot * AT_SLOT, at_row(cache, table, ntab, Hkv, g, k0), n1 * AT_D * 2, bar);
+    if (n2 > 0) qe_bulk_g2s(ring + slot * AT_SLOT + 32 * AT_D * 2, at_row(cache, table, ntab, Hkv, g, k0 + 32), n2 * AT_D * 2, bar);
+  }
+  __device__ __forceinline__ void start(const unsigned short* cache, const int* table, int ntab, int Hkv, int g, int a, int b,
+                                        int nst, unsigned gbase, bool global_writes) const {   // AtRing::start, this issue
+    if (threadIdx.x == 0) {
+      if (global_writes) asm volatile("fence.proxy.async.global;" ::: "memory");
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      for (int j = 0; j < AT_S && j < nst; ++j) issue(cache, table, ntab, Hkv, g, a + AT_STAGE * j, b, gbase + j);
+    }
+  }
+  __device__ __forceinline__ void release(const unsigned short* cache, const int* table, int ntab, int Hkv, int g, int a, int b,
+                                          int j, int nst, unsigned gbase) const {      // AtRing::release, this issue
+    __syncthreads();
+    if (threadIdx.x == 0 && j + AT_S < nst) {
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      issue(cache, table, ntab, Hkv, g, a + AT_STAGE * (j + AT_S), b, gbase + j + AT_S);
+    }
+  }
+};
 template <class Ring> struct at_group_barriers { static constexpr int value = 0; };      // 0: the grid's; 1: the group's; 2: without sleep
 template <> struct at_group_barriers<AtRingG> { static constexpr int value = 1; };
 template <> struct at_group_barriers<AtRingGS> { static constexpr int value = 2; };
+template <> struct at_group_barriers<AtRingN> { static constexpr int value = 1; };
 template <int G, class Ring, bool PROBE = false, int VPF = 0, int VCAP = 0, bool TC = false, bool EN = false>
 __device__ __forceinline__ void at_fused_body(const Ring& R, unsigned char* ring, float (&red)[8][G], unsigned short (&qs)[G][AT_D],
                                               unsigned short (&prb)[256][8], float (&gm)[G], float (&gl)[G], int& last,
@@ -1536,6 +1588,7 @@ __device__ __forceinline__ AtRingW at_ring_make(const AtRingW*, unsigned char* r
 __device__ __forceinline__ AtRingV at_ring_make(const AtRingV*, unsigned char* ring, unsigned long long* bars) { AtRingV r; static_cast<AtRing&>(r) = at_ring_init(ring, bars); return r; }
 __device__ __forceinline__ AtRingG at_ring_make(const AtRingG*, unsigned char* ring, unsigned long long* bars) { AtRingG r; static_cast<AtRing&>(r) = at_ring_init(ring, bars); return r; }
 __device__ __forceinline__ AtRingGS at_ring_make(const AtRingGS*, unsigned char* ring, unsigned long long* bars) { AtRingGS r; static_cast<AtRing&>(r) = at_ring_init(ring, bars); return r; }
+__device__ __forceinline__ AtRingN at_ring_make(const AtRingN*, unsigned char* ring, unsigned long long* bars) { AtRingN r; static_cast<AtRing&>(r) = at_ring_init(ring, bars); return r; }
 struct AtRingL;                                                          // v9's ring (below)
 __device__ __forceinline__ AtRingL at_ring_make(const AtRingL*, unsigned char* ring, unsigned long long* bars);
 // The fused kernels' parameters and arguments (v6 and every variant of it take the same; its probe build adds a buffer).
@@ -1852,8 +1905,14 @@ template <int G>
 __global__ void __launch_bounds__(256, 2) attn_fused_v13(AT_FUSED_PARAMS) {
   at_fused_kernel<G, AtRingGS, false, 0, 0, true>(AT_FUSED_ARGS, nullptr);
 }
+// v20 (attn_fused_v14): v18 with the step's new keys into pass 1's ring from registers (AtRingN). Bit-identical to v13.
+template <int G>
+__global__ void __launch_bounds__(256, 2) attn_fused_v14(AT_FUSED_PARAMS) {
+  at_fused_kernel<G, AtRingN, false, 0, 0, true>(AT_FUSED_ARGS, nullptr);
+}
 
 #ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
+template __global__ void attn_fused_v14<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
 template __global__ void attn_fused_v12<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
 template __global__ void attn_fused_v13<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
 template __global__ void attn_fused_v11<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
