@@ -77,6 +77,10 @@
 //      15.9, 32K 49.2 against 49.8, 128K 152.5 against 156.6), the PDL step faster at 32K by 0.012 ms (23 rounds in three
 //      runs, 20 faster) and a tie at 1K (results/attention_v18_h200.json, attention_v18_step_h200.json,
 //      attention_v18_step8_h200.json, attention_v18_step12r_h200.json).
+//   v20 (attn_fused_v14): v18 with the step's new keys into pass 1's ring from registers (AtRingN: the copies stop before
+//      the first new key). Bit-identical to v18; alone 0.2-0.3 us faster at 1K and 4K, slower at 32K and 128K (49.5 / 153.8
+//      against 49.1 / 151.8 us); the step a tie at 1K and slower at 32K in 6 of 8 rounds (results/attention_v20_h200.json,
+//      attention_v20_step_h200.json). Not adopted.
 //      v19 no faster than v18. THE ENGINE'S VARIANT (VARIANT = 18).
 // Layouts (D = 256, PAGE = 256 tokens):
 //   qkv   [M, stride] bf16: per query head h, q at h*2D, gate at h*2D + D; then k (Hkv*D), then v (Hkv*D)
