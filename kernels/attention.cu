@@ -1914,8 +1914,20 @@ template <int G>
 __global__ void __launch_bounds__(256, 2) attn_fused_v14(AT_FUSED_PARAMS) {
   at_fused_kernel<G, AtRingN, false, 0, 0, true>(AT_FUSED_ARGS, nullptr);
 }
+// The probe builds of v13 and v18 (at_fused_body's PROBE marks, as attn_fused_v1p for v6): when each block passes each phase
+// (results/explore_attention_probe18.py). Their outputs are their kernels' bit for bit.
+template <int G>
+__global__ void __launch_bounds__(256, 2) attn_fused_v7p(AT_FUSED_PARAMS, unsigned long long* probe) {
+  at_fused_kernel<G, AtRing, true, 0, 0, true>(AT_FUSED_ARGS, probe);
+}
+template <int G>
+__global__ void __launch_bounds__(256, 2) attn_fused_v12p(AT_FUSED_PARAMS, unsigned long long* probe) {
+  at_fused_kernel<G, AtRingG, true, 0, 0, true>(AT_FUSED_ARGS, probe);
+}
 
 #ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
+template __global__ void attn_fused_v7p<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float, unsigned long long*);
+template __global__ void attn_fused_v12p<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float, unsigned long long*);
 template __global__ void attn_fused_v14<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
 template __global__ void attn_fused_v12<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
 template __global__ void attn_fused_v13<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
