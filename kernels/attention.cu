@@ -1266,6 +1266,23 @@ __device__ __forceinline__ void at_count_barrier(unsigned long long* ctr, unsign
   __syncthreads();
 }
 __device__ __forceinline__ void at_grid_barrier(unsigned long long* sync, unsigned nb) { at_count_barrier(sync, sync + 1, nb); }
+// v21's barrier: at_count_barrier with a release add and acquire reads in place of the two sequentially consistent fences
+// (__threadfence) around a relaxed add and volatile reads; no sleep. The block's writes are ordered before the release by
+// the block barrier, and the block's reads after the acquire by the one after it.
+__device__ __forceinline__ void at_count_barrier_ra(unsigned long long* ctr, unsigned long long* giveups, unsigned nb) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned long long old, v;
+    asm volatile("atom.add.release.gpu.global.u64 %0, [%1], 1;" : "=l"(old) : "l"(ctr) : "memory");
+    const unsigned long long target = (old / nb + 1) * nb, t0 = at_ns();
+    for (;;) {
+      asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(ctr) : "memory");
+      if (v >= target) break;
+      if (at_ns() - t0 > 20000000ull) { atomicAdd(giveups, 1ull); break; }
+    }
+  }
+  __syncthreads();
+}
 
 // v6's merge, spread over the whole grid after its second barrier: block b takes outputs [b*per, (b+1)*per) of the M x Hq x D,
 // in batches of at most 256 (one per thread): the batch's P partials are staged in shared memory (all loads in flight at
@@ -1497,6 +1514,7 @@ template <> struct at_values_after_barrier<AtRingV> { static constexpr bool valu
 // the merge's gates are read before the second barrier. v19's (attn_fused_v13): the same, the poll without its sleep.
 struct AtRingG : AtRing {};
 struct AtRingGS : AtRing {};
+struct AtRingGR : AtRing {};                                                       // v21: v18 with at_count_barrier_ra
 // v20's ring (attn_fused_v14): v18's barriers and merge, and pass 1's copies of a row stop at the step's first new key
 // (pass 1 passes b = min(b, pos0)): a stage copies only its rows below it, its barrier expecting only their bytes (a stage
 // of none still completes on its arrival), and the warps that formed the new keys write them into their stage's slot once
@@ -1532,6 +1550,7 @@ template <class Ring> struct at_group_barriers { static constexpr int value = 0;
 template <> struct at_group_barriers<AtRingG> { static constexpr int value = 1; };
 template <> struct at_group_barriers<AtRingGS> { static constexpr int value = 2; };
 template <> struct at_group_barriers<AtRingN> { static constexpr int value = 1; };
+template <> struct at_group_barriers<AtRingGR> { static constexpr int value = 3; };     // 3: release and acquire
 template <int G, class Ring, bool PROBE = false, int VPF = 0, int VCAP = 0, bool TC = false, bool EN = false>
 __device__ __forceinline__ void at_fused_body(const Ring& R, unsigned char* ring, float (&red)[8][G], unsigned short (&qs)[G][AT_D],
                                               unsigned short (&prb)[256][8], float (&gm)[G], float (&gl)[G], int& last,
@@ -1562,7 +1581,8 @@ __device__ __forceinline__ void at_fused_body(const Ring& R, unsigned char* ring
   at_mark(3);
   constexpr int GB = at_group_barriers<Ring>::value;
   unsigned long long* const gctr = sync + 2 + 16 * g;                   // GB: the group's counter
-  if constexpr (GB > 0) at_count_barrier<GB == 1>(gctr, sync + 1, gridDim.x);   // the group's statistics are written
+  if constexpr (GB == 3) at_count_barrier_ra(gctr, sync + 1, gridDim.x);          // the group's statistics are written
+  else if constexpr (GB > 0) at_count_barrier<GB == 1>(gctr, sync + 1, gridDim.x);
   else at_grid_barrier(sync, gridDim.x * gridDim.y);                    // every block's statistics are written
   at_mark(4);
   qe_grid_launch_dependents();
@@ -1573,7 +1593,8 @@ __device__ __forceinline__ void at_fused_body(const Ring& R, unsigned char* ring
   at_mark(5);                                                           // pass 2: this block's partials written
   if constexpr (GB > 0) {
     const float sg0 = at_group_gate<G>(qkv, g, Hq, P, M, stride, AT_RING_BYTES / 4);
-    at_count_barrier<GB == 1>(gctr, sync + 1, gridDim.x);               // the group's partials are written
+    if constexpr (GB == 3) at_count_barrier_ra(gctr, sync + 1, gridDim.x);
+    else at_count_barrier<GB == 1>(gctr, sync + 1, gridDim.x);          // the group's partials are written
     at_mark(6);
     at_merge_group_spread<G>(opart, qkv, out, (float*)ring, AT_RING_BYTES / 4, g, Hq, P, M, stride, sg0);
   } else {
@@ -1593,6 +1614,7 @@ __device__ __forceinline__ AtRingV at_ring_make(const AtRingV*, unsigned char* r
 __device__ __forceinline__ AtRingG at_ring_make(const AtRingG*, unsigned char* ring, unsigned long long* bars) { AtRingG r; static_cast<AtRing&>(r) = at_ring_init(ring, bars); return r; }
 __device__ __forceinline__ AtRingGS at_ring_make(const AtRingGS*, unsigned char* ring, unsigned long long* bars) { AtRingGS r; static_cast<AtRing&>(r) = at_ring_init(ring, bars); return r; }
 __device__ __forceinline__ AtRingN at_ring_make(const AtRingN*, unsigned char* ring, unsigned long long* bars) { AtRingN r; static_cast<AtRing&>(r) = at_ring_init(ring, bars); return r; }
+__device__ __forceinline__ AtRingGR at_ring_make(const AtRingGR*, unsigned char* ring, unsigned long long* bars) { AtRingGR r; static_cast<AtRing&>(r) = at_ring_init(ring, bars); return r; }
 struct AtRingL;                                                          // v9's ring (below)
 __device__ __forceinline__ AtRingL at_ring_make(const AtRingL*, unsigned char* ring, unsigned long long* bars);
 // The fused kernels' parameters and arguments (v6 and every variant of it take the same; its probe build adds a buffer).
@@ -1914,6 +1936,11 @@ template <int G>
 __global__ void __launch_bounds__(256, 2) attn_fused_v14(AT_FUSED_PARAMS) {
   at_fused_kernel<G, AtRingN, false, 0, 0, true>(AT_FUSED_ARGS, nullptr);
 }
+// v21 (attn_fused_v15): v18 with the barrier's release add and acquire reads (AtRingGR). Bit-identical to v13.
+template <int G>
+__global__ void __launch_bounds__(256, 2) attn_fused_v15(AT_FUSED_PARAMS) {
+  at_fused_kernel<G, AtRingGR, false, 0, 0, true>(AT_FUSED_ARGS, nullptr);
+}
 // The probe builds of v13 and v18 (at_fused_body's PROBE marks, as attn_fused_v1p for v6): when each block passes each phase
 // (results/explore_attention_probe18.py). Their outputs are their kernels' bit for bit.
 template <int G>
@@ -1926,6 +1953,7 @@ __global__ void __launch_bounds__(256, 2) attn_fused_v12p(AT_FUSED_PARAMS, unsig
 }
 
 #ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
+template __global__ void attn_fused_v15<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
 template __global__ void attn_fused_v7p<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float, unsigned long long*);
 template __global__ void attn_fused_v12p<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float, unsigned long long*);
 template __global__ void attn_fused_v14<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
