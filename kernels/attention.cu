@@ -81,6 +81,12 @@
 //      the first new key). Bit-identical to v18; alone 0.2-0.3 us faster at 1K and 4K, slower at 32K and 128K (49.5 / 153.8
 //      against 49.1 / 151.8 us); the step a tie at 1K and slower at 32K in 6 of 8 rounds (results/attention_v20_h200.json,
 //      attention_v20_step_h200.json). Not adopted.
+//   v21 (attn_fused_v15): v18 whose barriers add with release semantics and poll with acquire reads, no sleep (AtRingGR,
+//      at_count_barrier_ra). Bit-identical to v18; alone 15.2 against 15.7 us at 1K, a tie at 32K, 154.0 against 153.0 at
+//      128K; the step a tie (results/attention_v21_h200.json, attention_v21_step_h200.json). Not adopted.
+//   attn_fused_v7p, attn_fused_v12p: v13's and v18's probe builds (results/explore_attention_probe18.py ->
+//      attention_probe18_h200.json): a group barrier passes 1.3-3.0 us after its last arrival; at 128K v18's pass 2 takes
+//      63-65 us against v13's 69.
 //      v19 no faster than v18. THE ENGINE'S VARIANT (VARIANT = 18).
 // Layouts (D = 256, PAGE = 256 tokens):
 //   qkv   [M, stride] bf16: per query head h, q at h*2D, gate at h*2D + D; then k (Hkv*D), then v (Hkv*D)
