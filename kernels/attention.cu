@@ -919,6 +919,34 @@ __device__ __forceinline__ void at_load_scores(const unsigned short* srow, int m
 // v20's ring (AtRingN, below) says: the step's new keys reach pass 1's ring from the registers of the warps that formed them,
 // not through memory and the copy engine.
 template <class Ring> struct at_new_in_ring { static constexpr bool value = false; };
+// v22's pass-1 ring (AtRingRot): AtRing's stages asked for and consumed in a rotated order, stage j of a row being the
+// partition's stage (j + blockIdx.x + 3 blockIdx.y) % nst, so the blocks of a grid do not all ask for the same offset of their
+// partitions at once. Pass 1's values do not depend on that order (each key's score is stored; the maximum is an order-free
+// max; the sum re-reads the stored scores in key order): bit-identical to AtRing's pass 1.
+struct AtRingRot : AtRing {
+  __device__ __forceinline__ static int stage(int j, int nst) { return (j + (int)blockIdx.x + 3 * (int)blockIdx.y) % nst; }
+  __device__ __forceinline__ void start(const unsigned short* cache, const int* table, int ntab, int Hkv, int g, int a, int b,
+                                        int nst, unsigned gbase, bool global_writes) const {   // AtRing::start, rotated
+    if (threadIdx.x == 0) {
+      if (global_writes) asm volatile("fence.proxy.async.global;" ::: "memory");
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      for (int j = 0; j < AT_S && j < nst; ++j) issue(cache, table, ntab, Hkv, g, a + AT_STAGE * stage(j, nst), b, gbase + j);
+    }
+  }
+  __device__ __forceinline__ void release(const unsigned short* cache, const int* table, int ntab, int Hkv, int g, int a, int b,
+                                          int j, int nst, unsigned gbase) const {      // AtRing::release, rotated
+    __syncthreads();
+    if (threadIdx.x == 0 && j + AT_S < nst) {
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      issue(cache, table, ntab, Hkv, g, a + AT_STAGE * stage(j + AT_S, nst), b, gbase + j + AT_S);
+    }
+  }
+};
+template <class Ring> struct at_is_rot { static constexpr bool value = false; };   // (NVRTC has no <type_traits>)
+template <> struct at_is_rot<AtRingRot> { static constexpr bool value = true; };
+template <class Ring> __device__ __forceinline__ int at_stage_of(int j, int nst) {
+  if constexpr (at_is_rot<Ring>::value) return AtRingRot::stage(j, nst); else return j;
+}
 struct AtRingN;
 template <> struct at_new_in_ring<AtRingN> { static constexpr bool value = true; };
 template <int G, bool WRITE_V, class Ring = AtRing, bool EARLY_NEW = false>   // Ring: AtRing, or AtRingL (v9)
@@ -978,7 +1006,7 @@ __device__ __forceinline__ unsigned at_pass1_v5(const Ring& R, const unsigned sh
     float lm = AT_NEG_INF;
     for (int j = 0; j < nst; ++j) {
       const unsigned slot = R.wait(gbase + j);
-      const int k0 = a + AT_STAGE * j;
+      const int k0 = a + AT_STAGE * at_stage_of<Ring>(j, nst);
       if constexpr (NR) {
         if (k0 + AT_STAGE > pos0) {                                     // block-uniform: the stage holds new keys, not copied
           const int jp = pos0 + warp;
@@ -1521,6 +1549,9 @@ template <> struct at_values_after_barrier<AtRingV> { static constexpr bool valu
 struct AtRingG : AtRing {};
 struct AtRingGS : AtRing {};
 struct AtRingGR : AtRing {};                                                       // v21: v18 with at_count_barrier_ra
+struct AtRingGP : AtRing {};                                                       // v22: v18 with pass 1 on AtRingRot
+template <class Ring> struct at_rotated_pass1 { static constexpr bool value = false; };
+template <> struct at_rotated_pass1<AtRingGP> { static constexpr bool value = true; };
 // v20's ring (attn_fused_v14): v18's barriers and merge, and pass 1's copies of a row stop at the step's first new key
 // (pass 1 passes b = min(b, pos0)): a stage copies only its rows below it, its barrier expecting only their bytes (a stage
 // of none still completes on its arrival), and the warps that formed the new keys write them into their stage's slot once
@@ -1557,6 +1588,7 @@ template <> struct at_group_barriers<AtRingG> { static constexpr int value = 1; 
 template <> struct at_group_barriers<AtRingGS> { static constexpr int value = 2; };
 template <> struct at_group_barriers<AtRingN> { static constexpr int value = 1; };
 template <> struct at_group_barriers<AtRingGR> { static constexpr int value = 3; };     // 3: release and acquire
+template <> struct at_group_barriers<AtRingGP> { static constexpr int value = 1; };
 template <int G, class Ring, bool PROBE = false, int VPF = 0, int VCAP = 0, bool TC = false, bool EN = false>
 __device__ __forceinline__ void at_fused_body(const Ring& R, unsigned char* ring, float (&red)[8][G], unsigned short (&qs)[G][AT_D],
                                               unsigned short (&prb)[256][8], float (&gm)[G], float (&gl)[G], int& last,
@@ -1577,6 +1609,10 @@ __device__ __forceinline__ void at_fused_body(const Ring& R, unsigned char* ring
   unsigned gbase;
   if constexpr (at_keys_in_registers<Ring>::value) gbase = at_pass1_v6<G, true>(qkv, pos0, qw, kw, rope, table, ntab, kc, vc, scores, stats, Hq, Hkv, P, M, max_ctx, stride, eps, red, qs,
                                                  reinterpret_cast<unsigned short (*)[AT_D]>(ring));
+  else if constexpr (at_rotated_pass1<Ring>::value) {                 // v22: the same ring, its pass-1 stages rotated
+    AtRingRot R1; static_cast<AtRing&>(R1) = static_cast<const AtRing&>(R);
+    gbase = at_pass1_v5<G, true, AtRingRot, EN>(R1, qkv, pos0, qw, kw, rope, table, ntab, kc, vc, scores, stats, Hq, Hkv, P, M, max_ctx, stride, eps, red, qs);
+  }
   else gbase = at_pass1_v5<G, true, Ring, EN>(R, qkv, pos0, qw, kw, rope, table, ntab, kc, vc, scores, stats, Hq, Hkv, P, M, max_ctx, stride, eps, red, qs);
   at_mark(2);                                                           // pass 1: scores and statistics written
   if constexpr (!at_values_after_barrier<Ring>::value) {                // row 0's first value stages, before the barrier
@@ -1621,6 +1657,7 @@ __device__ __forceinline__ AtRingG at_ring_make(const AtRingG*, unsigned char* r
 __device__ __forceinline__ AtRingGS at_ring_make(const AtRingGS*, unsigned char* ring, unsigned long long* bars) { AtRingGS r; static_cast<AtRing&>(r) = at_ring_init(ring, bars); return r; }
 __device__ __forceinline__ AtRingN at_ring_make(const AtRingN*, unsigned char* ring, unsigned long long* bars) { AtRingN r; static_cast<AtRing&>(r) = at_ring_init(ring, bars); return r; }
 __device__ __forceinline__ AtRingGR at_ring_make(const AtRingGR*, unsigned char* ring, unsigned long long* bars) { AtRingGR r; static_cast<AtRing&>(r) = at_ring_init(ring, bars); return r; }
+__device__ __forceinline__ AtRingGP at_ring_make(const AtRingGP*, unsigned char* ring, unsigned long long* bars) { AtRingGP r; static_cast<AtRing&>(r) = at_ring_init(ring, bars); return r; }
 struct AtRingL;                                                          // v9's ring (below)
 __device__ __forceinline__ AtRingL at_ring_make(const AtRingL*, unsigned char* ring, unsigned long long* bars);
 // The fused kernels' parameters and arguments (v6 and every variant of it take the same; its probe build adds a buffer).
@@ -1947,6 +1984,11 @@ template <int G>
 __global__ void __launch_bounds__(256, 2) attn_fused_v15(AT_FUSED_PARAMS) {
   at_fused_kernel<G, AtRingGR, false, 0, 0, true>(AT_FUSED_ARGS, nullptr);
 }
+// v22 (attn_fused_v16): v18 with pass 1's stages in a rotated order (AtRingGP, AtRingRot). Bit-identical to v13.
+template <int G>
+__global__ void __launch_bounds__(256, 2) attn_fused_v16(AT_FUSED_PARAMS) {
+  at_fused_kernel<G, AtRingGP, false, 0, 0, true>(AT_FUSED_ARGS, nullptr);
+}
 // The probe builds of v13 and v18 (at_fused_body's PROBE marks, as attn_fused_v1p for v6): when each block passes each phase
 // (results/explore_attention_probe18.py). Their outputs are their kernels' bit for bit.
 template <int G>
@@ -1960,6 +2002,7 @@ __global__ void __launch_bounds__(256, 2) attn_fused_v12p(AT_FUSED_PARAMS, unsig
 
 #ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 template __global__ void attn_fused_v15<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
+template __global__ void attn_fused_v16<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
 template __global__ void attn_fused_v7p<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float, unsigned long long*);
 template __global__ void attn_fused_v12p<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float, unsigned long long*);
 template __global__ void attn_fused_v14<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);

@@ -274,7 +274,8 @@ VARIANTS = {1: ("attn_prologue", "attn_scores_v1", "attn_pv_v1", "attn_merge", F
             18: (None, "attn_fused_v12", None, None, True),                             # v13, each KV group's own barriers and merge
             19: (None, "attn_fused_v13", None, None, True),                             # v18, the barrier's poll without a sleep
             20: (None, "attn_fused_v14", None, None, True),                             # v18, pass 1's new keys into its ring from registers
-            21: (None, "attn_fused_v15", None, None, True)}                             # v18, the barriers by release and acquire
+            21: (None, "attn_fused_v15", None, None, True),                             # v18, the barriers by release and acquire
+            22: (None, "attn_fused_v16", None, None, True)}                             # v18, pass 1's stages in a rotated order
 VARIANT = 18        # the engine's variant: v13 with each KV group's own barriers and merge; v13's outputs bit for bit (attention_v18_h200.json),
                     # faster alone at 1K..128K (128K 152.5 against 156.6 us), in the PDL step at 32K by 0.012 ms (23 rounds, 20 faster), a tie at
                     # 1K (attention_v18_step_h200.json, attention_v18_step8_h200.json, attention_v18_step12r_h200.json). Before it v13 (pass 2 on the tensor cores; within the
@@ -340,7 +341,7 @@ def _launches(qkv, ctl, kc, vc, tab, q_norm_w, k_norm_w, cfg, out, sc, rope, M, 
     "The launches of a step, in order (four; fewer where kernels are folded): (kernel, grid, block, args, dynamic shared memory)."
     Hq, Hkv, G, i32, nt = cfg.num_attention_heads, cfg.num_key_value_heads, cfg.num_attention_heads // cfg.num_key_value_heads, np.int32, np.int32(tab.numel())
     pro, s1, s2, mg, ring = VARIANTS[variant]
-    assert variant not in (18, 19, 20, 21) or sc.sync.numel() >= 2 + SYNC_GROUP * Hkv, f"v{variant}: a barrier counter per KV group (attention_scratch's sync)"
+    assert variant not in (18, 19, 20, 21, 22) or sc.sync.numel() >= 2 + SYNC_GROUP * Hkv, f"v{variant}: a barrier counter per KV group (attention_scratch's sync)"
     smem = RING_BYTES if ring else 0
     kern = _ring_kernel if ring else (lambda f: get_kernel("attention", f, together=_TEMPLATES))
     eps, W = np.float32(cfg.rms_norm_eps), i32(qkv.shape[1])
