@@ -84,6 +84,9 @@
 //   v21 (attn_fused_v15): v18 whose barriers add with release semantics and poll with acquire reads, no sleep (AtRingGR,
 //      at_count_barrier_ra). Bit-identical to v18; alone 15.2 against 15.7 us at 1K, a tie at 32K, 154.0 against 153.0 at
 //      128K; the step a tie (results/attention_v21_h200.json, attention_v21_step_h200.json). Not adopted.
+//   v22 (attn_fused_v16): v18 with pass 1's stages asked for and consumed in a rotated order (AtRingRot). Bit-identical to
+//      v18; slower: 32K 49.9 against 49.4 us with PDL, 128K 154.1 against 152.2, the step slower at 1K in 6 of 8 rounds
+//      (results/attention_v22_h200.json, attention_v22_step_h200.json). Lost.
 //   attn_fused_v7p, attn_fused_v12p: v13's and v18's probe builds (results/explore_attention_probe18.py ->
 //      attention_probe18_h200.json): a group barrier passes 1.3-3.0 us after its last arrival; at 128K v18's pass 2 takes
 //      63-65 us against v13's 69.
