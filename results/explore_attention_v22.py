@@ -7,19 +7,17 @@ where pass 2 reaches ~90 %. Pass 1's values do not depend on the order: bit-iden
    (recorded), limits; time at 1K..128K beside v18 and SDPA; 8 steps a graph at 32K. -> attention_v22_h200.json
 2. the decode step (27B shape, synthetic, seed 0, PDL graph) with VARIANT = 18 and 22: greedy tokens equal, then ms a token
    at 1K and 32K, interleaved, eight times. -> attention_v22_step_h200.json
+(Its record was made with step_plans patched to eight rounds; main_and_step takes reps since: the same run.)
 Usage, from the repo root on the H200:  PYTHONPATH=. python3 results/explore_attention_v22.py OUT_DIR   (about 2 min)"""
 import os, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import explore_attention_v5 as X
-import explore_util
 
 X.CUR, X.NEW = 18, [22]
 if __name__ == "__main__":
-    steps = explore_util.step_plans
-    explore_util.step_plans = lambda *a, **k: steps(*a, **dict(k, reps=8))       # eight rounds, not three
     X.main_and_step(sys.argv[1] if len(sys.argv) > 1 else None, "attention_v22_h200",
                     "decode attention v22 (v18 with pass 1's stages in a rotated order): bit identity vs v18 (outputs, appended rows, scores, statistics, partials; M = 1 and 8; PDL "
                     "off and on), the criterion, limits; time at 1K..128K beside v18 and SDPA; 8 steps per graph at 32K.",
                     "explore_attention_v22.py",
                     "The decode step (27B shape, synthetic, PDL graph) with attention v18 (the engine's) and v22 (pass 1's stages in a "
-                    "rotated order): ms per token at 1K and 32K, interleaved, eight times; greedy tokens equal to v18's.")
+                    "rotated order): ms per token at 1K and 32K, interleaved, eight times; greedy tokens equal to v18's.", reps=8)

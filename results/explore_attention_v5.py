@@ -203,9 +203,9 @@ def main(out_dir, name="attention_v5_h200", what=WHAT5, script="explore_attentio
     return data
 
 
-def main_and_step(out, name, what, script, step_what):
+def main_and_step(out, name, what, script, step_what, reps=3):
     """main() with the criterion recorded, not required (criterion_blocks=False: the new variants are bit-identical to CUR),
-    then the 27B-shape decode step (explore_util.step_plans: PDL graph, greedy tokens equal, 1K and 32K interleaved three
+    then the 27B-shape decode step (explore_util.step_plans: PDL graph, greedy tokens equal, 1K and 32K interleaved `reps`
     times) with VARIANT = CUR and each new variant that passed; its record is `name` with _h200 -> _step_h200.
     (explore_attention_v10.py and v14.py: their scripts did this inline when their records were made; the same steps.)"""
     import explore_util
@@ -213,7 +213,7 @@ def main_and_step(out, name, what, script, step_what):
     passed = [v for v in NEW if v not in data["failed"]]
 
     def apply(step, v): A.VARIANT = v
-    explore_util.step_plans(out, name.replace("_h200", "_step_h200"), step_what, script, {f"v{v}": v for v in [CUR] + passed}, apply)
+    explore_util.step_plans(out, name.replace("_h200", "_step_h200"), step_what, script, {f"v{v}": v for v in [CUR] + passed}, apply, reps=reps)
 
 
 if __name__ == "__main__":
