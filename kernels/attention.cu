@@ -1497,7 +1497,8 @@ __device__ __forceinline__ void at_pass2_tc(const Ring& R, unsigned gbase, bool 
 // attn_fused_v1p): thread 0 of every block writes the global timer at AT_NPROBE points to probe[block][point].
 // VPF (v10-v12): 0 none; 1 row 0's values asked of L2 (at_v_prefetch) once pass 1 is done, before the first barrier
 // (the blocks that finish pass 1 early wait there for the last: ~4 us at 32K); 2 right after the grid wait, before pass 1.
-// TC (v13): pass 2 on the tensor cores (at_pass2_tc, above) instead of pass 2 v3. EN (v14):
+// TC (v13): pass 2 on the tensor cores (at_pass2_tc, above) instead of pass 2 v3; a probe build takes its own instantiation
+// (TAG), so that adding one leaves its kernel's shared memory, and machine code, as they were. EN (v14):
 // pass 1's EARLY_NEW. Ring AtRingR (v15): pass 1 v6, the keys straight into registers.
 constexpr int AT_NPROBE = 8;
 // v16's ring (attn_fused_v10): AtRing whose stage is one bulk copy of 64 rows (32 KB) wherever the stage lies in one page,
@@ -1631,7 +1632,7 @@ __device__ __forceinline__ void at_fused_body(const Ring& R, unsigned char* ring
   else at_grid_barrier(sync, gridDim.x * gridDim.y);                    // every block's statistics are written
   at_mark(4);
   qe_grid_launch_dependents();
-  if (TC) at_pass2_tc<G, false, Ring, EN>(R, gbase, !at_values_after_barrier<Ring>::value, ring, prb, gm, gl, last, vc, table, ntab, pos0, scores, stats, opart, nullptr, nullptr,
+  if (TC) at_pass2_tc<G, false, Ring, EN + (PROBE ? 2 : 0)>(R, gbase, !at_values_after_barrier<Ring>::value, ring, prb, gm, gl, last, vc, table, ntab, pos0, scores, stats, opart, nullptr, nullptr,
                                 nullptr, Hq, Hkv, P, M, max_ctx, stride);
   else at_pass2_v3<G, false>(R, gbase, true, ring, prb, gm, gl, last, vc, table, ntab, pos0, scores, stats, opart, nullptr, nullptr,
                              nullptr, Hq, Hkv, P, M, max_ctx, stride);

@@ -511,3 +511,12 @@ def test_v18_refuses_scratch_without_group_counters(fake_launches, monkeypatch):
     with pytest.raises(AssertionError, match="v18: a barrier counter per KV group"):
         fake_launches(18)
     assert len(fake_launches(13)) == 1                                        # v13 needs only sync[0] and sync[1]
+
+def test_probe_builds_take_their_own_pass2_instantiation():
+    """at_pass2_tc holds a function-scope __shared__ array, one per template instantiation (its TAG). A probe build that
+    shared its kernel's instantiation changed that kernel's machine code (v13's and v18's, the engine's, when attn_fused_v7p and
+    attn_fused_v12p were added: `.ci/book.py same-code` found 2 changed); the probe builds therefore take TAG + 2."""
+    src = (ROOT / "kernels" / "attention.cu").read_text()
+    body = _body(src, "__device__ __forceinline__ void at_fused_body(")
+    assert "at_pass2_tc<G, false, Ring, EN + (PROBE ? 2 : 0)>(" in body and "at_pass2_tc<G, false, Ring, EN>(" not in body
+    assert "static_assert(!MERGE" in src and "int TAG>" in src                          # the template still keys its array on TAG
