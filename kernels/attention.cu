@@ -82,14 +82,14 @@
 //      against 49.1 / 151.8 us); the step a tie at 1K and slower at 32K in 6 of 8 rounds (results/attention_v20_h200.json,
 //      attention_v20_step_h200.json). Not adopted.
 //   v21 (attn_fused_v15): v18 whose barriers add with release semantics and poll with acquire reads, no sleep (AtRingGR,
-//      at_count_barrier_ra). Bit-identical to v18; alone 15.2 against 15.7 us at 1K, a tie at 32K, 154.0 against 153.0 at
+//      at_count_barrier_ra). Bit-identical to v18; alone 15.2 against 15.7 us at 1K, a tie at 32K, 153.5 against 152.5 at
 //      128K; the step a tie (results/attention_v21_h200.json, attention_v21_step_h200.json). Not adopted.
 //   v22 (attn_fused_v16): v18 with pass 1's stages asked for and consumed in a rotated order (AtRingRot). Bit-identical to
-//      v18; slower: 32K 49.9 against 49.4 us with PDL, 128K 154.1 against 152.2, the step slower at 1K in 6 of 8 rounds
+//      v18; slower: 32K 49.9 against 49.2 us with PDL, 128K 153.1 against 151.9, the step 0.01 ms slower at 32K
 //      (results/attention_v22_h200.json, attention_v22_step_h200.json). Lost.
 //   attn_fused_v7p, attn_fused_v12p: v13's and v18's probe builds (results/explore_attention_probe18.py ->
-//      attention_probe18_h200.json): a group barrier passes 1.3-3.0 us after its last arrival; at 128K v18's pass 2 takes
-//      63-65 us against v13's 69.
+//      attention_probe18_h200.json): a group barrier passes 1.3-2.9 us after its last arrival; at 128K v18's pass 2 takes
+//      64-67 us against v13's 69-70. They have their own pass-2 instantiation (TAG), so v13's and v18's code is as measured.
 //      v19 no faster than v18. THE ENGINE'S VARIANT (VARIANT = 18).
 // Layouts (D = 256, PAGE = 256 tokens):
 //   qkv   [M, stride] bf16: per query head h, q at h*2D, gate at h*2D + D; then k (Hkv*D), then v (Hkv*D)
