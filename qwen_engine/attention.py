@@ -341,7 +341,7 @@ def _launches(qkv, ctl, kc, vc, tab, q_norm_w, k_norm_w, cfg, out, sc, rope, M, 
     "The launches of a step, in order (four; fewer where kernels are folded): (kernel, grid, block, args, dynamic shared memory)."
     Hq, Hkv, G, i32, nt = cfg.num_attention_heads, cfg.num_key_value_heads, cfg.num_attention_heads // cfg.num_key_value_heads, np.int32, np.int32(tab.numel())
     pro, s1, s2, mg, ring = VARIANTS[variant]
-    assert variant not in (18, 19, 20, 21, 22) or sc.sync.numel() >= 2 + SYNC_GROUP * Hkv, f"v{variant}: a barrier counter per KV group (attention_scratch's sync)"
+    assert variant < 18 or sc.sync.numel() >= 2 + SYNC_GROUP * Hkv, f"v{variant}: a barrier counter per KV group (attention_scratch's sync)"
     smem = RING_BYTES if ring else 0
     kern = _ring_kernel if ring else (lambda f: get_kernel("attention", f, together=_TEMPLATES))
     eps, W = np.float32(cfg.rms_norm_eps), i32(qkv.shape[1])
