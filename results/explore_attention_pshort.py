@@ -14,7 +14,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch
 import explore_util
 from qwen_engine import attention as A
-from qwen_engine.config import preset
 
 PS = (4, 6, 8, 11, 16, 22, 33, 66)
 NS = (1024, 2048, 4096, 8192, 16384)
@@ -26,10 +25,7 @@ WHAT = ("decode attention v18 at P = 4..66 partitions a KV group: the reference'
 
 def main(out):
     rec, guard, el, save = explore_util.recorder(NAME, WHAT, SCRIPT, out=out, variant=A.VARIANT, checks=[], times=[], sdpa=[])
-    cfg, dev = preset("qwen3_5_27b"), "cuda"
-    gen = torch.Generator(device=dev).manual_seed(0)
-    pool = A.bench_pool(dev)
-    rope = A.rope_table(cfg, max(NS) + 512, dev)
+    cfg, dev, gen, _, rope, pool = A.bench_pool("cuda")
     scr = {P: A.attention_scratch(cfg, 1, dev, P=P, max_ctx=max(NS) + 512) for P in PS}
     for n in CHECK_NS:
         for P in PS:
