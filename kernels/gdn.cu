@@ -1124,7 +1124,10 @@ __device__ __forceinline__ void gdn_state_store_col(const float (&sc)[4], void* 
 
 // NOB2 (variant 14, with EARLY): no second barrier: the conv threads of q and k also leave gdn_l2norm's per-lane sums of
 // squares before barrier 1; after it every warp reduces them, makes its rows' gates, and scales the q and k it reads.
-template <int M, bool BF16_STATE, bool EARLY, bool PROBE, bool REL = false, bool NOB2 = false>
+// NOBA, NOST (timing only, WRONG outputs: the ablation of results/explore_gdn_ablate.py): NOBA leaves out b and a (no w_b,
+// w_a or x loads, no dot products: both are 0); NOST leaves out the state's traffic (no loads: a per-thread made-up state;
+// no stores). Every other operation is v7's; what each build saves in the step is what that part costs there.
+template <int M, bool BF16_STATE, bool EARLY, bool PROBE, bool REL = false, bool NOB2 = false, bool NOBA = false, bool NOST = false>
 __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v7(
     const unsigned short* __restrict__ qkvz, const unsigned short* __restrict__ x,
     const unsigned short* __restrict__ w_b, const unsigned short* __restrict__ w_a,
@@ -1146,9 +1149,16 @@ __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v7(
   // ---- 1. before the grid wait: v3's loads
   float s[8][4];
   const size_t base = ((size_t)layer * GDN_HV + h) * (GDN_D * GDN_D) + (size_t)w * 1024;
-  gdn_state_load<BF16_STATE>(s, rec_state, base, l);
+  if constexpr (!NOST) gdn_state_load<BF16_STATE>(s, rec_state, base, l);
+  else {
+#pragma unroll
+    for (int c = 0; c < 8; ++c) {
+#pragma unroll
+      for (int r = 0; r < 4; ++r) s[c][r] = 1e-6f * (float)(tid * 32 + c * 4 + r);
+    }
+  }
   uint4 wb[GDN_NIT], wa[GDN_NIT];
-  gdn_ba_weights(wb, wa, w_b, w_a, h, tid);
+  if constexpr (!NOBA) gdn_ba_weights(wb, wa, w_b, w_a, h, tid);
   const bool conv_t = tid < 3 * GDN_D;
   const int part = tid >> 7, ci = tid & 127;
   const int ch = gdn_conv_channel(part, ci, h, kh);
@@ -1175,10 +1185,15 @@ __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v7(
   if (zrow < M) zv = *reinterpret_cast<const uint2*>(qkvz + (size_t)zrow * GDN_ROW + GDN_CONV + h * GDN_D + 4 * l);
   constexpr bool XH = M <= 4;
   uint4 xh[GDN_NIT][XH ? M : 1];
-  gdn_x_load<M, XH>(xh, x, tid);
+  if constexpr (!NOBA) gdn_x_load<M, XH>(xh, x, tid);
 
   // ---- 3. b and a partial sums (v3's code)
-  {
+  if constexpr (NOBA) {
+    if (l == 0) {
+#pragma unroll
+      for (int m = 0; m < M; ++m) s_red[w][m] = s_red[w][M + m] = 0.f;
+    }
+  } else {
     float pb[M], pa[M];
 #pragma unroll
     for (int m = 0; m < M; ++m) pb[m] = pa[m] = 0.f;
@@ -1319,7 +1334,7 @@ __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v7(
     }
     const float kv = gdn_warp_sum8(pk, l);
     const float dl = __fmul_rn(__fsub_rn(s_v[m][8 * w + (l >> 2)], kv), beta);
-    const bool store_now = early && m == M - 1;
+    const bool store_now = !NOST && early && m == M - 1;
 #pragma unroll
     for (int c = 0; c < 8; ++c) {
       const float d = __shfl_sync(0xffffffffu, dl, 4 * c);
@@ -1352,8 +1367,8 @@ __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v7(
 #pragma unroll
     for (int r = 0; r < 4; ++r)
       out[(size_t)w * GDN_VD + h * GDN_D + 4 * l + r] = gdn_gated_apply_sz(v[r], rinv, nws[r], szs[r]);
-    gdn_state_store<BF16_STATE>(s, rec_state, base, l);
-  } else if (!EARLY) gdn_state_store<BF16_STATE>(s, rec_state, base, l);
+    if constexpr (!NOST) gdn_state_store<BF16_STATE>(s, rec_state, base, l);
+  } else if (!EARLY && !NOST) gdn_state_store<BF16_STATE>(s, rec_state, base, l);
   GDN_MARK(10);
   if (PROBE) gdn_probe_write(probe, tc, tg, h, tid);
 }
@@ -1362,6 +1377,9 @@ __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v7(
 #ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 template __global__ void gdn_decode_v7<1, false, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 template __global__ void gdn_decode_v7<1, false, true, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // REL
+template __global__ void gdn_decode_v7<1, false, true, false, false, false, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // ablation
+template __global__ void gdn_decode_v7<1, false, true, false, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // ablation
+template __global__ void gdn_decode_v7<1, false, true, false, false, false, true, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // ablation
 template __global__ void gdn_decode_v7<2, false, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 template __global__ void gdn_decode_v7<3, false, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 template __global__ void gdn_decode_v7<4, false, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);

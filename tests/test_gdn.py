@@ -393,6 +393,11 @@ def test_every_variant_build_is_instantiated_and_compiled_with_its_family():
     from qwen_engine import gdn
     src = open(gdn.__file__.replace("qwen_engine/gdn.py", "kernels/gdn.cu")).read()
     for v in sorted(gdn._SHAPES):
+        if v in gdn._ABLATE:                               # v7's timing-only ablation builds: M = 1, fp32 state, no probe
+            n, _, together = gdn._build(1, False, v)
+            assert n in together and f"template __global__ void {n}(" in src, (v, n)
+            with pytest.raises(AssertionError, match="ablation"): gdn._build(2, False, v)
+            continue
         for M in range(1, gdn.MAX_M + 1):
             for bf in (False, True):
                 for pr in ((False, True) if M == 1 and v >= 3 else (False,)):
