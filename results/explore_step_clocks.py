@@ -1,0 +1,81 @@
+"""Chapters 08 and 09a: is the GDN state's price in the step a matter of clocks? Two observations to explain. The timeline
+(step_timeline_now_h200.json) prices every GEMV of the step 5-7 % higher at 1K than at 32K, in every layer (6.18 against
+5.88 ms a token), though a GEMV does the same work at both contexts; and v7 without its state traffic (ablation build 91,
+gdn_ablate_step_h200.json) makes the step 0.28 ms faster at 1K but only 0.05 ms at 32K, for 0.29 GB of 27 a token.
+This run replays the 27B-shape decode step (PDL graph, synthetic, seed 0) back to back for WINDOW seconds per plan
+(v7 and build 91, 1K and 32K, twice each, interleaved) while nvidia-smi samples the SM and memory clocks, the power and
+the temperature every 20 ms; per plan: ms a replay (CUDA events over the window) and the samples inside it.
+Usage, from the repo root on the H200:  PYTHONPATH=. python3 results/explore_step_clocks.py OUT_DIR   (about 2 min)"""
+import os, sys, time, shutil, subprocess, statistics as st
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch
+import explore_util
+from qwen_engine import gdn
+
+WINDOW = 3.0
+PLANS = [("v7", 7, 1024), ("v7", 7, 32768), ("91", 91, 1024), ("91", 91, 32768)]
+
+
+def main(out):
+    from qwen_engine.config import preset
+    from qwen_engine.step import DecodeStep, synthetic_engine_weights
+    from qwen_engine.decode_bench import _prompt, at_context
+    rec, guard, el, save = explore_util.recorder(
+        "step_clocks_h200", "The decode step (27B shape, synthetic, PDL graph) replayed back to back for 3 s per plan (GDN v7 and its "
+        "build 91 without state traffic, 1K and 32K, twice), nvidia-smi's SM and memory clocks, power and temperature sampled every "
+        "20 ms meanwhile: ms a replay and the samples of each window.", "explore_step_clocks.py", out=out, windows=[], samples=[])
+    smi = None
+    if shutil.which("nvidia-smi"):
+        smi = subprocess.Popen(["nvidia-smi", "--query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active",
+                                "--format=csv,noheader,nounits", "-lms", "20"], stdout=subprocess.PIPE, text=True)
+    t_smi = time.time()
+    cfg = preset("qwen3_5_27b")
+    EW, _ = synthetic_engine_weights(cfg, 0, "cuda")
+    step = DecodeStep(cfg, EW, max_context=33 * 1024)
+    prompt = _prompt(1024)
+    graphs = {}
+    for label, v, _ in PLANS:
+        if label in graphs: continue
+        gdn.VARIANT = v; step.graph = None
+        step.reset(prompt, 64); step.capture()
+        graphs[label] = step.graph
+    gdn.VARIANT = 7
+    for rep in range(2):
+        for label, v, ctx in PLANS:
+            step.graph = graphs[label]
+            at_context(step, ctx)
+            for _ in range(20): step.graph.replay()
+            torch.cuda.synchronize()
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            t0 = time.time(); a.record(); n = 0
+            while time.time() - t0 < WINDOW:
+                for _ in range(50): step.graph.replay()
+                n += 50
+                torch.cuda.synchronize()
+            b.record(); b.synchronize(); t1 = time.time()
+            ms = a.elapsed_time(b) / n
+            rec["windows"].append(dict(plan=label, variant=v, ctx=ctx, rep=rep, t0=t0 - t_smi, t1=t1 - t_smi, replays=n, ms=ms))
+            print(f"rep {rep} {label} {ctx}: {ms:.3f} ms a replay over {n} {el()}", flush=True)
+    if smi:
+        time.sleep(0.1); smi.terminate()
+        lines = [l.strip() for l in smi.stdout.read().splitlines() if l.strip()]
+        from datetime import datetime
+        for l in lines:
+            f = [x.strip() for x in l.split(",")]
+            try: rec["samples"].append(dict(t=datetime.strptime(f[0], "%Y/%m/%d %H:%M:%S.%f").timestamp() - t_smi, sm=float(f[1]), mem=float(f[2]),
+                                            watts=float(f[3]), temp=float(f[4]), reasons=f[5]))
+            except (ValueError, IndexError): pass
+    print("\nplan | ctx | ms a replay | SM MHz (median, min) | mem MHz | W (median, max) | throttle reasons")
+    for w in rec["windows"]:
+        s = [x for x in rec["samples"] if w["t0"] + 0.2 < x["t"] < w["t1"]]
+        if s:
+            w.update(sm_median=st.median(x["sm"] for x in s), sm_min=min(x["sm"] for x in s), mem_median=st.median(x["mem"] for x in s),
+                     watts_median=st.median(x["watts"] for x in s), watts_max=max(x["watts"] for x in s), samples=len(s),
+                     reasons=sorted({x["reasons"] for x in s}))
+        print(f"{w['plan']} | {w['ctx']} | {w['ms']:.3f} | {w.get('sm_median')}, {w.get('sm_min')} | {w.get('mem_median')} | "
+              f"{w.get('watts_median')}, {w.get('watts_max')} | {w.get('reasons')}")
+    save()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else None)
