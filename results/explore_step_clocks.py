@@ -27,7 +27,7 @@ def main(out):
     smi = None
     if shutil.which("nvidia-smi"):
         smi = subprocess.Popen(["nvidia-smi", "--query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active",
-                                "--format=csv,noheader,nounits", "-lms", "20"], stdout=subprocess.PIPE, text=True)
+                                "--format=csv,noheader,nounits", "-lms", "20"], stdout=open("/tmp/qe_smi.csv", "w"), text=True)
     t_smi = time.time()
     cfg = preset("qwen3_5_27b")
     EW, _ = synthetic_engine_weights(cfg, 0, "cuda")
@@ -58,7 +58,7 @@ def main(out):
             print(f"rep {rep} {label} {ctx}: {ms:.3f} ms a replay over {n} {el()}", flush=True)
     if smi:
         time.sleep(0.1); smi.terminate()
-        lines = [l.strip() for l in smi.stdout.read().splitlines() if l.strip()]
+        lines = [l.strip() for l in open("/tmp/qe_smi.csv").read().splitlines() if l.strip()]   # a file: a pipe nobody reads fills and stops it
         from datetime import datetime
         for l in lines:
             f = [x.strip() for x in l.split(",")]
