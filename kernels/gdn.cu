@@ -1127,7 +1127,22 @@ __device__ __forceinline__ void gdn_state_store_col(const float (&sc)[4], void* 
 // NOBA, NOST (timing only, WRONG outputs: the ablation of results/explore_gdn_ablate.py): NOBA leaves out b and a (no w_b,
 // w_a or x loads, no dot products: both are 0); NOST leaves out the state's traffic (no loads: a per-thread made-up state;
 // no stores). Every other operation is v7's; what each build saves in the step is what that part costs there.
-template <int M, bool BF16_STATE, bool EARLY, bool PROBE, bool REL = false, bool NOB2 = false, bool NOBA = false, bool NOST = false>
+// CSST, CSLD (fp32 state; v7's values bit for bit): the state's stores (CSST) and loads (CSLD) with the streaming cache
+// hint (st.global.cs / ld.global.cs: evict first), so its 3 MiB a layer need not sit in L2 as dirty lines (explore_gdn_cs.py).
+__device__ __forceinline__ void gdn_state_load_cs(float (&s)[8][4], const void* rec_state, size_t base, int l) {
+  const float4* p = reinterpret_cast<const float4*>(static_cast<const float*>(rec_state) + base) + l;
+#pragma unroll
+  for (int c = 0; c < 8; ++c) { float4 t = __ldcs(p + c * 32); s[c][0] = t.x; s[c][1] = t.y; s[c][2] = t.z; s[c][3] = t.w; }
+}
+__device__ __forceinline__ void gdn_state_store_col_cs(const float (&sc)[4], void* rec_state, size_t base, int l, int c) {
+  __stcs(reinterpret_cast<float4*>(static_cast<float*>(rec_state) + base) + l + c * 32, make_float4(sc[0], sc[1], sc[2], sc[3]));
+}
+__device__ __forceinline__ void gdn_state_store_cs(const float (&s)[8][4], void* rec_state, size_t base, int l) {
+#pragma unroll
+  for (int c = 0; c < 8; ++c) gdn_state_store_col_cs(s[c], rec_state, base, l, c);
+}
+template <int M, bool BF16_STATE, bool EARLY, bool PROBE, bool REL = false, bool NOB2 = false, bool NOBA = false, bool NOST = false,
+          bool CSST = false, bool CSLD = false>
 __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v7(
     const unsigned short* __restrict__ qkvz, const unsigned short* __restrict__ x,
     const unsigned short* __restrict__ w_b, const unsigned short* __restrict__ w_a,
@@ -1149,7 +1164,9 @@ __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v7(
   // ---- 1. before the grid wait: v3's loads
   float s[8][4];
   const size_t base = ((size_t)layer * GDN_HV + h) * (GDN_D * GDN_D) + (size_t)w * 1024;
-  if constexpr (!NOST) gdn_state_load<BF16_STATE>(s, rec_state, base, l);
+  static_assert(!(CSST || CSLD) || !BF16_STATE, "the streaming-hint builds are fp32-state builds");
+  if constexpr (CSLD) gdn_state_load_cs(s, rec_state, base, l);
+  else if constexpr (!NOST) gdn_state_load<BF16_STATE>(s, rec_state, base, l);
   else {
 #pragma unroll
     for (int c = 0; c < 8; ++c) {
@@ -1347,7 +1364,8 @@ __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v7(
 #pragma unroll
         for (int r = 0; r < 4; ++r) s[c][r] = qe_round_bf16(s[c][r]);
       }
-      if (store_now) gdn_state_store_col<BF16_STATE>(s[c], rec_state, base, l, c);
+      if constexpr (CSST) { if (store_now) gdn_state_store_col_cs(s[c], rec_state, base, l, c); }
+      else if (store_now) gdn_state_store_col<BF16_STATE>(s[c], rec_state, base, l, c);
     }
     const float o = gdn_warp_sum8(po, l);
     if ((l & 3) == 0) s_core[m][8 * w + (l >> 2)] = qe_round_bf16(o);
@@ -1367,8 +1385,12 @@ __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v7(
 #pragma unroll
     for (int r = 0; r < 4; ++r)
       out[(size_t)w * GDN_VD + h * GDN_D + 4 * l + r] = gdn_gated_apply_sz(v[r], rinv, nws[r], szs[r]);
-    if constexpr (!NOST) gdn_state_store<BF16_STATE>(s, rec_state, base, l);
-  } else if (!EARLY && !NOST) gdn_state_store<BF16_STATE>(s, rec_state, base, l);
+    if constexpr (CSST) gdn_state_store_cs(s, rec_state, base, l);
+    else if constexpr (!NOST) gdn_state_store<BF16_STATE>(s, rec_state, base, l);
+  } else if (!EARLY && !NOST) {
+    if constexpr (CSST) gdn_state_store_cs(s, rec_state, base, l);
+    else gdn_state_store<BF16_STATE>(s, rec_state, base, l);
+  }
   GDN_MARK(10);
   if (PROBE) gdn_probe_write(probe, tc, tg, h, tid);
 }
@@ -1380,6 +1402,8 @@ template __global__ void gdn_decode_v7<1, false, true, false, true>(const unsign
 template __global__ void gdn_decode_v7<1, false, true, false, false, false, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // ablation
 template __global__ void gdn_decode_v7<1, false, true, false, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // ablation
 template __global__ void gdn_decode_v7<1, false, true, false, false, false, true, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // ablation
+template __global__ void gdn_decode_v7<1, false, true, false, false, false, false, false, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // streaming hints
+template __global__ void gdn_decode_v7<1, false, true, false, false, false, false, false, true, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // streaming hints
 template __global__ void gdn_decode_v7<2, false, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 template __global__ void gdn_decode_v7<3, false, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 template __global__ void gdn_decode_v7<4, false, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
