@@ -228,7 +228,7 @@ def same_code(rev: str):
             a = cubin_text(old / cu.name, old) if (old / cu.name).exists() else {}
             b = cubin_text(cu, KERNELS)
             for k in set(a) - set(b):      # a template that gained trailing parameters defaulted to false: same kernel, new name
-                for n in (1, 2, 3):
+                for n in range(1, 9):
                     k2 = k.replace("EEv", "E" + "Lb0E" * n + "Ev", 1)
                     if k2 in b and k2 not in a: a[k2] = a.pop(k); break
             diff = sorted(k for k in a if k in b and a[k] != b[k])

@@ -1141,8 +1141,9 @@ __device__ __forceinline__ void gdn_state_store_cs(const float (&s)[8][4], void*
 #pragma unroll
   for (int c = 0; c < 8; ++c) gdn_state_store_col_cs(s[c], rec_state, base, l, c);
 }
+// NOLD, NOSTO (timing only, WRONG outputs): NOST's two halves, the state's loads (NOLD: the made-up state) or its stores.
 template <int M, bool BF16_STATE, bool EARLY, bool PROBE, bool REL = false, bool NOB2 = false, bool NOBA = false, bool NOST = false,
-          bool CSST = false, bool CSLD = false>
+          bool CSST = false, bool CSLD = false, bool NOLD = false, bool NOSTO = false>
 __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v7(
     const unsigned short* __restrict__ qkvz, const unsigned short* __restrict__ x,
     const unsigned short* __restrict__ w_b, const unsigned short* __restrict__ w_a,
@@ -1166,7 +1167,7 @@ __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v7(
   const size_t base = ((size_t)layer * GDN_HV + h) * (GDN_D * GDN_D) + (size_t)w * 1024;
   static_assert(!(CSST || CSLD) || !BF16_STATE, "the streaming-hint builds are fp32-state builds");
   if constexpr (CSLD) gdn_state_load_cs(s, rec_state, base, l);
-  else if constexpr (!NOST) gdn_state_load<BF16_STATE>(s, rec_state, base, l);
+  else if constexpr (!NOST && !NOLD) gdn_state_load<BF16_STATE>(s, rec_state, base, l);
   else {
 #pragma unroll
     for (int c = 0; c < 8; ++c) {
@@ -1351,7 +1352,7 @@ __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v7(
     }
     const float kv = gdn_warp_sum8(pk, l);
     const float dl = __fmul_rn(__fsub_rn(s_v[m][8 * w + (l >> 2)], kv), beta);
-    const bool store_now = !NOST && early && m == M - 1;
+    const bool store_now = !NOST && !NOSTO && early && m == M - 1;
 #pragma unroll
     for (int c = 0; c < 8; ++c) {
       const float d = __shfl_sync(0xffffffffu, dl, 4 * c);
@@ -1386,8 +1387,8 @@ __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v7(
     for (int r = 0; r < 4; ++r)
       out[(size_t)w * GDN_VD + h * GDN_D + 4 * l + r] = gdn_gated_apply_sz(v[r], rinv, nws[r], szs[r]);
     if constexpr (CSST) gdn_state_store_cs(s, rec_state, base, l);
-    else if constexpr (!NOST) gdn_state_store<BF16_STATE>(s, rec_state, base, l);
-  } else if (!EARLY && !NOST) {
+    else if constexpr (!NOST && !NOSTO) gdn_state_store<BF16_STATE>(s, rec_state, base, l);
+  } else if (!EARLY && !NOST && !NOSTO) {
     if constexpr (CSST) gdn_state_store_cs(s, rec_state, base, l);
     else gdn_state_store<BF16_STATE>(s, rec_state, base, l);
   }
@@ -1404,6 +1405,8 @@ template __global__ void gdn_decode_v7<1, false, true, false, false, false, fals
 template __global__ void gdn_decode_v7<1, false, true, false, false, false, true, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // ablation
 template __global__ void gdn_decode_v7<1, false, true, false, false, false, false, false, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // streaming hints
 template __global__ void gdn_decode_v7<1, false, true, false, false, false, false, false, true, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // streaming hints
+template __global__ void gdn_decode_v7<1, false, true, false, false, false, false, false, false, false, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // ablation
+template __global__ void gdn_decode_v7<1, false, true, false, false, false, false, false, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // ablation
 template __global__ void gdn_decode_v7<2, false, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 template __global__ void gdn_decode_v7<3, false, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 template __global__ void gdn_decode_v7<4, false, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);

@@ -10,6 +10,7 @@ V = int(sys.argv[2])
 sys.argv = [sys.argv[0], sys.argv[1], "engine", f"gdn{V}"]
 from qwen_engine import gdn
 gdn.VARIANT = V
-import explore_timeline
-assert explore_timeline.TIMELINE, "run with QE_TIMELINE=1"
-explore_timeline.main_timeline()
+import explore_timeline as T
+assert T.TIMELINE, "run with QE_TIMELINE=1"
+T.NAME, T.out = f"step_timeline_gdn{V}_h200", sys.argv[1]   # the module read its argv as an import, not as __main__
+T.main_timeline()

@@ -1,0 +1,95 @@
+"""Chapters 01, 08 and 09a: the power the step draws, and which half of the GDN state's traffic costs the step at 1K.
+step_clocks_h200.json found the decode step at the card's power limit (nvidia-smi: 693-696 W, the software power cap among
+the throttle reasons, the SM clock 1905-1980 MHz), at 1K and 32K alike. Is the floor's own measurement (chapter 01's read
+stream, whose bandwidth every fraction in this book divides by) also at the limit? And v7 without its state traffic (build
+91) makes the step 0.28 ms faster at 1K: is it the 3 MiB a layer of loads or of stores?
+Windows of WINDOW seconds each, nvidia-smi sampling the SM and memory clocks, the power and the throttle reasons every
+20 ms into a file meanwhile:
+1. chapter 01's read stream (measure_bandwidth's best configuration) over 4 GiB, back to back: TB/s over the window;
+2. the 27B-shape decode step (PDL graph, synthetic, seed 0) with GDN v7, 91 (no state traffic), 95 (no state loads), 96 (no
+   state stores) at 1K, and v7 at 32K, replayed back to back, twice, interleaved: ms a replay over the window.
+Usage, from the repo root on the H200:  PYTHONPATH=. python3 results/explore_power.py OUT_DIR   (about 2 min)"""
+import os, sys, time, shutil, subprocess, statistics as st
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch
+import explore_util
+from qwen_engine import gdn
+
+WINDOW = 3.0
+SMI_FILE = "/tmp/qe_power_smi.csv"
+STEP_PLANS = [("v7", 7, 1024), ("no state traffic (91)", 91, 1024), ("no state loads (95)", 95, 1024), ("no state stores (96)", 96, 1024),
+              ("v7", 7, 32768)]
+
+
+def window(fn, per_call_bytes=None):
+    "fn() back to back for WINDOW s: (t0, t1, calls, ms a call by CUDA events)."
+    for _ in range(5): fn()
+    torch.cuda.synchronize()
+    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    t0 = time.time(); a.record(); n = 0
+    while time.time() - t0 < WINDOW:
+        for _ in range(20): fn()
+        n += 20
+        torch.cuda.synchronize()
+    b.record(); b.synchronize()
+    return t0, time.time(), n, a.elapsed_time(b) / n
+
+
+def main(out):
+    from qwen_engine.roofline import stream_read
+    from qwen_engine.config import preset
+    from qwen_engine.step import DecodeStep, synthetic_engine_weights
+    from qwen_engine.decode_bench import _prompt, at_context
+    rec, guard, el, save = explore_util.recorder(
+        "power_h200", "nvidia-smi's power, clocks and throttle reasons (every 20 ms) over 3 s windows of: chapter 01's read stream "
+        "(4 GiB, its best configuration), and the decode step (27B shape, synthetic, PDL graph) with GDN v7, 91 (no state traffic), "
+        "95 (no state loads), 96 (no state stores) at 1K and v7 at 32K, twice, interleaved.", "explore_power.py", out=out, windows=[], samples=[])
+    smi = subprocess.Popen(["nvidia-smi", "--query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active",
+                            "--format=csv,noheader,nounits", "-lms", "20"], stdout=open(SMI_FILE, "w"), text=True) if shutil.which("nvidia-smi") else None
+    t_ref = time.time()
+    n = 4 * 2**30
+    buf = torch.randint(0, 256, (n,), dtype=torch.uint8, device="cuda")
+    sink = torch.zeros(1, dtype=torch.int32, device="cuda")
+    cfg = preset("qwen3_5_27b")
+    EW, _ = synthetic_engine_weights(cfg, 0, "cuda")
+    step = DecodeStep(cfg, EW, max_context=33 * 1024)
+    prompt = _prompt(1024)
+    graphs = {}
+    for label, v, _ in STEP_PLANS:
+        if v in graphs: continue
+        gdn.VARIANT = v; step.graph = None
+        step.reset(prompt, 64); step.capture()
+        graphs[v] = step.graph
+    gdn.VARIANT = 7
+    print(f"ready {el()}", flush=True)
+    for rep in range(2):
+        t0, t1, calls, ms = window(lambda: stream_read(buf, 2, 8, 1024, 2, sink))
+        rec["windows"].append(dict(what="read stream", rep=rep, t0=t0 - t_ref, t1=t1 - t_ref, calls=calls, ms=ms, tbps=n / ms / 1e9))
+        print(f"rep {rep} read stream: {n / ms / 1e9:.3f} TB/s {el()}", flush=True)
+        for label, v, ctx in STEP_PLANS:
+            step.graph = graphs[v]
+            at_context(step, ctx)
+            t0, t1, calls, ms = window(lambda: step.graph.replay())
+            rec["windows"].append(dict(what=f"step {label}", variant=v, ctx=ctx, rep=rep, t0=t0 - t_ref, t1=t1 - t_ref, calls=calls, ms=ms))
+            print(f"rep {rep} step {label} {ctx}: {ms:.3f} ms {el()}", flush=True)
+    if smi:
+        time.sleep(0.1); smi.terminate()
+        from datetime import datetime
+        for l in open(SMI_FILE).read().splitlines():
+            f = [x.strip() for x in l.split(",")]
+            try: rec["samples"].append(dict(t=datetime.strptime(f[0], "%Y/%m/%d %H:%M:%S.%f").timestamp() - t_ref, sm=float(f[1]), mem=float(f[2]),
+                                            watts=float(f[3]), temp=float(f[4]), reasons=f[5]))
+            except (ValueError, IndexError): pass
+    print("\nwindow | ctx | ms a call | TB/s | SM MHz median (min) | W median (max) | samples capped")
+    for w in rec["windows"]:
+        s = [x for x in rec["samples"] if w["t0"] + 0.2 < x["t"] < w["t1"]]
+        if s:
+            w.update(sm_median=st.median(x["sm"] for x in s), sm_min=min(x["sm"] for x in s), watts_median=st.median(x["watts"] for x in s),
+                     watts_max=max(x["watts"] for x in s), samples=len(s), capped=sum(int(x["reasons"], 16) & 4 != 0 for x in s))
+        print(f"{w['what']} | {w.get('ctx', '')} | {w['ms']:.4f} | {w.get('tbps', '')} | {w.get('sm_median')} ({w.get('sm_min')}) | "
+              f"{w.get('watts_median')} ({w.get('watts_max')}) | {w.get('capped')} of {w.get('samples')}")
+    save()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else None)
