@@ -1141,9 +1141,17 @@ __device__ __forceinline__ void gdn_state_store_cs(const float (&s)[8][4], void*
 #pragma unroll
   for (int c = 0; c < 8; ++c) gdn_state_store_col_cs(s[c], rec_state, base, l, c);
 }
+// WTST (fp32 state; v7's values bit for bit): the state's stores write-through (st.global.wt), explore_gdn_wt.py
+__device__ __forceinline__ void gdn_state_store_col_wt(const float (&sc)[4], void* rec_state, size_t base, int l, int c) {
+  __stwt(reinterpret_cast<float4*>(static_cast<float*>(rec_state) + base) + l + c * 32, make_float4(sc[0], sc[1], sc[2], sc[3]));
+}
+__device__ __forceinline__ void gdn_state_store_wt(const float (&s)[8][4], void* rec_state, size_t base, int l) {
+#pragma unroll
+  for (int c = 0; c < 8; ++c) gdn_state_store_col_wt(s[c], rec_state, base, l, c);
+}
 // NOLD, NOSTO (timing only, WRONG outputs): NOST's two halves, the state's loads (NOLD: the made-up state) or its stores.
 template <int M, bool BF16_STATE, bool EARLY, bool PROBE, bool REL = false, bool NOB2 = false, bool NOBA = false, bool NOST = false,
-          bool CSST = false, bool CSLD = false, bool NOLD = false, bool NOSTO = false>
+          bool CSST = false, bool CSLD = false, bool NOLD = false, bool NOSTO = false, bool WTST = false>
 __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v7(
     const unsigned short* __restrict__ qkvz, const unsigned short* __restrict__ x,
     const unsigned short* __restrict__ w_b, const unsigned short* __restrict__ w_a,
@@ -1165,7 +1173,7 @@ __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v7(
   // ---- 1. before the grid wait: v3's loads
   float s[8][4];
   const size_t base = ((size_t)layer * GDN_HV + h) * (GDN_D * GDN_D) + (size_t)w * 1024;
-  static_assert(!(CSST || CSLD) || !BF16_STATE, "the streaming-hint builds are fp32-state builds");
+  static_assert(!(CSST || CSLD || WTST) || !BF16_STATE, "the cache-hint builds are fp32-state builds");
   if constexpr (CSLD) gdn_state_load_cs(s, rec_state, base, l);
   else if constexpr (!NOST && !NOLD) gdn_state_load<BF16_STATE>(s, rec_state, base, l);
   else {
@@ -1365,7 +1373,8 @@ __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v7(
 #pragma unroll
         for (int r = 0; r < 4; ++r) s[c][r] = qe_round_bf16(s[c][r]);
       }
-      if constexpr (CSST) { if (store_now) gdn_state_store_col_cs(s[c], rec_state, base, l, c); }
+      if constexpr (WTST) { if (store_now) gdn_state_store_col_wt(s[c], rec_state, base, l, c); }
+      else if constexpr (CSST) { if (store_now) gdn_state_store_col_cs(s[c], rec_state, base, l, c); }
       else if (store_now) gdn_state_store_col<BF16_STATE>(s[c], rec_state, base, l, c);
     }
     const float o = gdn_warp_sum8(po, l);
@@ -1386,10 +1395,12 @@ __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v7(
 #pragma unroll
     for (int r = 0; r < 4; ++r)
       out[(size_t)w * GDN_VD + h * GDN_D + 4 * l + r] = gdn_gated_apply_sz(v[r], rinv, nws[r], szs[r]);
-    if constexpr (CSST) gdn_state_store_cs(s, rec_state, base, l);
+    if constexpr (WTST) gdn_state_store_wt(s, rec_state, base, l);
+    else if constexpr (CSST) gdn_state_store_cs(s, rec_state, base, l);
     else if constexpr (!NOST && !NOSTO) gdn_state_store<BF16_STATE>(s, rec_state, base, l);
   } else if (!EARLY && !NOST && !NOSTO) {
-    if constexpr (CSST) gdn_state_store_cs(s, rec_state, base, l);
+    if constexpr (WTST) gdn_state_store_wt(s, rec_state, base, l);
+    else if constexpr (CSST) gdn_state_store_cs(s, rec_state, base, l);
     else gdn_state_store<BF16_STATE>(s, rec_state, base, l);
   }
   GDN_MARK(10);
@@ -1407,6 +1418,7 @@ template __global__ void gdn_decode_v7<1, false, true, false, false, false, fals
 template __global__ void gdn_decode_v7<1, false, true, false, false, false, false, false, true, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // streaming hints
 template __global__ void gdn_decode_v7<1, false, true, false, false, false, false, false, false, false, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // ablation
 template __global__ void gdn_decode_v7<1, false, true, false, false, false, false, false, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // ablation
+template __global__ void gdn_decode_v7<1, false, true, false, false, false, false, false, false, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // stores write-through
 template __global__ void gdn_decode_v7<2, false, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 template __global__ void gdn_decode_v7<3, false, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 template __global__ void gdn_decode_v7<4, false, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
