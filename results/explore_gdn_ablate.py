@@ -9,7 +9,8 @@ outputs; every other operation v7's, kernels/gdn.cu's NOBA and NOST), gdn.VARIAN
    the one before, the chapter's measure), v7 beside them, interleaved three times.
 2. The 27B-shape decode step (PDL graph, synthetic, seed 0) with v7, 90, 91, 92 and without the GDN launches
    (DecodeStep.omit): ms a token at 1K and 32K, interleaved five times (timing only: the tokens are not the engine's).
-Usage, from the repo root on the H200:  PYTHONPATH=. python3 results/explore_gdn_ablate.py OUT_DIR   (about 3 min)"""
+Usage, from the repo root on the H200:  PYTHONPATH=. python3 results/explore_gdn_ablate.py OUT_DIR   (about 3 min)
+(The rounds alone moved into explore_util.alone_rounds after its record was made: the same steps, not re-run.)"""
 import os, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import explore_util
@@ -25,13 +26,7 @@ def alone(out):
         "gdn_ablate_h200", "v7 and its timing-only ablation builds (90: no b/a; 91: no state loads or stores; 92: neither) alone: us a "
         "launch in a graph of 48 launches over 48 layers, plain and chained with PDL, interleaved three times", SCRIPT, out=out,
         builds=BUILDS, times=[])
-    for rep in range(3):
-        for label, v in BUILDS.items():
-            for pdl in (False, True):
-                us = guard(f"{label} pdl={pdl}", lambda: E.time_one(v, M=1, pdl=pdl))
-                if us is not None: rec["times"].append(dict(build=label, variant=v, pdl=pdl, rep=rep, us=us))
-        print(f"rep {rep}: " + ", ".join(f"{t['build']} {t['us']:.2f}{' (PDL)' if t['pdl'] else ''}" for t in rec["times"] if t["rep"] == rep)
-              + f" {el()}", flush=True)
+    explore_util.alone_rounds(rec, guard, el, BUILDS, E.time_one)
     save()
     print("\nbuild | plain us | chained (PDL) us")
     for label in BUILDS:

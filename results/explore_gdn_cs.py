@@ -8,7 +8,8 @@ and 94 (stores and loads .cs, evict first) compute v7's values bit for bit and o
 2. each alone in a graph of 48 launches over 48 layers, plain and chained with PDL, interleaved three times.
 3. the 27B-shape decode step (PDL graph) with v7, 93 and 94: greedy tokens equal to v7's, then ms a token at 1K and 32K,
    interleaved five times.
-Usage, from the repo root on the H200:  PYTHONPATH=. python3 results/explore_gdn_cs.py OUT_DIR   (about 2 min)"""
+Usage, from the repo root on the H200:  PYTHONPATH=. python3 results/explore_gdn_cs.py OUT_DIR   (about 2 min)
+(The rounds alone moved into explore_util.alone_rounds after its record was made: the same steps, not re-run.)"""
 import os, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch
@@ -51,13 +52,7 @@ def alone(out):
     for v in (93, 94):
         r = guard(f"identity {v}", lambda: identity(v))
         if r: rec["identity"].append(r); print(f"identity v{v}: {r['identical']} of {r['calls']} {el()}", flush=True)
-    for rep in range(3):
-        for label, v in BUILDS.items():
-            for pdl in (False, True):
-                us = guard(f"{label} pdl={pdl}", lambda: E.time_one(v, M=1, pdl=pdl))
-                if us is not None: rec["times"].append(dict(build=label, variant=v, pdl=pdl, rep=rep, us=us))
-        print(f"rep {rep}: " + ", ".join(f"{t['build']} {t['us']:.2f}{' (PDL)' if t['pdl'] else ''}" for t in rec["times"] if t["rep"] == rep)
-              + f" {el()}", flush=True)
+    explore_util.alone_rounds(rec, guard, el, BUILDS, E.time_one)
     save()
     return all(r["identical"] == r["calls"] for r in rec["identity"]) and len(rec["identity"]) == 2
 

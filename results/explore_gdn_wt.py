@@ -3,7 +3,8 @@ v7's values bit for bit; does a store that asks to go through to memory at once 
 lines are written back later, in the middle of the GEMVs (gdn_ablate_step_h200.json, power_h200.json)? The same steps as
 explore_gdn_cs.py: bit identity over 12 calls, alone (plain and chained, three rounds), the decode step (tokens equal,
 five interleaved rounds).
-Usage, from the repo root on the H200:  PYTHONPATH=. python3 results/explore_gdn_wt.py OUT_DIR   (about 2 min)"""
+Usage, from the repo root on the H200:  PYTHONPATH=. python3 results/explore_gdn_wt.py OUT_DIR   (about 2 min)
+(The rounds alone moved into explore_util.alone_rounds after its record was made: the same steps, not re-run.)"""
 import os, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import explore_util
@@ -21,13 +22,7 @@ def main(out):
         "48 launches over 48 layers, plain and chained with PDL, interleaved three times", SCRIPT, out=out, builds=BUILDS, identity=[], times=[])
     r = guard("identity 97", lambda: C.identity(97))
     if r: rec["identity"].append(r); print(f"identity v97: {r['identical']} of {r['calls']} {el()}", flush=True)
-    for rep in range(3):
-        for label, v in BUILDS.items():
-            for pdl in (False, True):
-                us = guard(f"{label} pdl={pdl}", lambda: E.time_one(v, M=1, pdl=pdl))
-                if us is not None: rec["times"].append(dict(build=label, variant=v, pdl=pdl, rep=rep, us=us))
-        print(f"rep {rep}: " + ", ".join(f"{t['build']} {t['us']:.2f}{' (PDL)' if t['pdl'] else ''}" for t in rec["times"] if t["rep"] == rep)
-              + f" {el()}", flush=True)
+    explore_util.alone_rounds(rec, guard, el, BUILDS, E.time_one)
     save()
 
     def apply(st, v): G.VARIANT = v

@@ -8,8 +8,9 @@ Windows of WINDOW seconds each, nvidia-smi sampling the SM and memory clocks, th
 1. chapter 01's read stream (measure_bandwidth's best configuration) over 4 GiB, back to back: TB/s over the window;
 2. the 27B-shape decode step (PDL graph, synthetic, seed 0) with GDN v7, 91 (no state traffic), 95 (no state loads), 96 (no
    state stores) at 1K, and v7 at 32K, replayed back to back, twice, interleaved: ms a replay over the window.
-Usage, from the repo root on the H200:  PYTHONPATH=. python3 results/explore_power.py OUT_DIR   (about 2 min)"""
-import os, sys, time, shutil, subprocess, statistics as st
+Usage, from the repo root on the H200:  PYTHONPATH=. python3 results/explore_power.py OUT_DIR   (about 2 min)
+(Its nvidia-smi sampler moved into explore_util.smi_start/smi_samples after its record was made: the same steps.)"""
+import os, sys, time, statistics as st
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch
 import explore_util
@@ -44,8 +45,7 @@ def main(out):
         "power_h200", "nvidia-smi's power, clocks and throttle reasons (every 20 ms) over 3 s windows of: chapter 01's read stream "
         "(4 GiB, its best configuration), and the decode step (27B shape, synthetic, PDL graph) with GDN v7, 91 (no state traffic), "
         "95 (no state loads), 96 (no state stores) at 1K and v7 at 32K, twice, interleaved.", "explore_power.py", out=out, windows=[], samples=[])
-    smi = subprocess.Popen(["nvidia-smi", "--query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active",
-                            "--format=csv,noheader,nounits", "-lms", "20"], stdout=open(SMI_FILE, "w"), text=True) if shutil.which("nvidia-smi") else None
+    smi = explore_util.smi_start(SMI_FILE)
     t_ref = time.time()
     n = 4 * 2**30
     buf = torch.randint(0, 256, (n,), dtype=torch.uint8, device="cuda")
@@ -72,14 +72,7 @@ def main(out):
             t0, t1, calls, ms = window(lambda: step.graph.replay())
             rec["windows"].append(dict(what=f"step {label}", variant=v, ctx=ctx, rep=rep, t0=t0 - t_ref, t1=t1 - t_ref, calls=calls, ms=ms))
             print(f"rep {rep} step {label} {ctx}: {ms:.3f} ms {el()}", flush=True)
-    if smi:
-        time.sleep(0.1); smi.terminate()
-        from datetime import datetime
-        for l in open(SMI_FILE).read().splitlines():
-            f = [x.strip() for x in l.split(",")]
-            try: rec["samples"].append(dict(t=datetime.strptime(f[0], "%Y/%m/%d %H:%M:%S.%f").timestamp() - t_ref, sm=float(f[1]), mem=float(f[2]),
-                                            watts=float(f[3]), temp=float(f[4]), reasons=f[5]))
-            except (ValueError, IndexError): pass
+    rec["samples"] = explore_util.smi_samples(smi, SMI_FILE, t_ref)
     print("\nwindow | ctx | ms a call | TB/s | SM MHz median (min) | W median (max) | samples capped")
     for w in rec["windows"]:
         s = [x for x in rec["samples"] if w["t0"] + 0.2 < x["t"] < w["t1"]]

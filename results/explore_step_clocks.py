@@ -5,8 +5,9 @@ gdn_ablate_step_h200.json) makes the step 0.28 ms faster at 1K but only 0.05 ms 
 This run replays the 27B-shape decode step (PDL graph, synthetic, seed 0) back to back for WINDOW seconds per plan
 (v7 and build 91, 1K and 32K, twice each, interleaved) while nvidia-smi samples the SM and memory clocks, the power and
 the temperature every 20 ms; per plan: ms a replay (CUDA events over the window) and the samples inside it.
-Usage, from the repo root on the H200:  PYTHONPATH=. python3 results/explore_step_clocks.py OUT_DIR   (about 2 min)"""
-import os, sys, time, shutil, subprocess, statistics as st
+Usage, from the repo root on the H200:  PYTHONPATH=. python3 results/explore_step_clocks.py OUT_DIR   (about 2 min)
+(Its nvidia-smi sampler moved into explore_util.smi_start/smi_samples after its record was made: the same steps.)"""
+import os, sys, time, statistics as st
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch
 import explore_util
@@ -24,10 +25,7 @@ def main(out):
         "step_clocks_h200", "The decode step (27B shape, synthetic, PDL graph) replayed back to back for 3 s per plan (GDN v7 and its "
         "build 91 without state traffic, 1K and 32K, twice), nvidia-smi's SM and memory clocks, power and temperature sampled every "
         "20 ms meanwhile: ms a replay and the samples of each window.", "explore_step_clocks.py", out=out, windows=[], samples=[])
-    smi = None
-    if shutil.which("nvidia-smi"):
-        smi = subprocess.Popen(["nvidia-smi", "--query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active",
-                                "--format=csv,noheader,nounits", "-lms", "20"], stdout=open("/tmp/qe_smi.csv", "w"), text=True)
+    smi = explore_util.smi_start("/tmp/qe_smi.csv")
     t_smi = time.time()
     cfg = preset("qwen3_5_27b")
     EW, _ = synthetic_engine_weights(cfg, 0, "cuda")
@@ -56,15 +54,7 @@ def main(out):
             ms = a.elapsed_time(b) / n
             rec["windows"].append(dict(plan=label, variant=v, ctx=ctx, rep=rep, t0=t0 - t_smi, t1=t1 - t_smi, replays=n, ms=ms))
             print(f"rep {rep} {label} {ctx}: {ms:.3f} ms a replay over {n} {el()}", flush=True)
-    if smi:
-        time.sleep(0.1); smi.terminate()
-        lines = [l.strip() for l in open("/tmp/qe_smi.csv").read().splitlines() if l.strip()]   # a file: a pipe nobody reads fills and stops it
-        from datetime import datetime
-        for l in lines:
-            f = [x.strip() for x in l.split(",")]
-            try: rec["samples"].append(dict(t=datetime.strptime(f[0], "%Y/%m/%d %H:%M:%S.%f").timestamp() - t_smi, sm=float(f[1]), mem=float(f[2]),
-                                            watts=float(f[3]), temp=float(f[4]), reasons=f[5]))
-            except (ValueError, IndexError): pass
+    rec["samples"] = explore_util.smi_samples(smi, "/tmp/qe_smi.csv", t_smi)
     print("\nplan | ctx | ms a replay | SM MHz (median, min) | mem MHz | W (median, max) | throttle reasons")
     for w in rec["windows"]:
         s = [x for x in rec["samples"] if w["t0"] + 0.2 < x["t"] < w["t1"]]

@@ -364,3 +364,43 @@ def v14_v18_sweeps(name: str, what: str, script: str, sweep14: dict, sweep18: di
     rec["wins"], rec["token_v18"], rec["token"] = {**rec14["wins"], **rec["wins"]}, rec["token"], rec14["token"]
     print(f"done {el()}; errors {len(rec['errors'])}")
     save()
+
+
+def alone_rounds(rec: dict, guard, el, builds: dict, time_one, rounds: int = 3):
+    """Chapter 08's kernels alone: each build of `builds` {label: gdn variant}, plain and chained with PDL (time_one(variant,
+    M=1, pdl=...): us a launch), `rounds` interleaved rounds appended to rec["times"]; a line per round.
+    (explore_gdn_ablate.py, explore_gdn_cs.py, explore_gdn_wt.py.)"""
+    for rep in range(rounds):
+        for label, v in builds.items():
+            for pdl in (False, True):
+                us = guard(f"{label} pdl={pdl}", lambda: time_one(v, M=1, pdl=pdl))
+                if us is not None: rec["times"].append(dict(build=label, variant=v, pdl=pdl, rep=rep, us=us))
+        print(f"rep {rep}: " + ", ".join(f"{t['build']} {t['us']:.2f}{' (PDL)' if t['pdl'] else ''}" for t in rec["times"] if t["rep"] == rep)
+              + f" {el()}", flush=True)
+
+
+SMI_QUERY = "timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active"
+
+
+def smi_start(path: str):
+    """nvidia-smi sampling SMI_QUERY every 20 ms into the file `path` (a file: a pipe nobody reads fills and stops it);
+    None where there is no nvidia-smi. (explore_step_clocks.py, explore_power.py.)"""
+    import shutil, subprocess
+    if not shutil.which("nvidia-smi"): return None
+    return subprocess.Popen(["nvidia-smi", f"--query-gpu={SMI_QUERY}", "--format=csv,noheader,nounits", "-lms", "20"],
+                            stdout=open(path, "w"), text=True)
+
+
+def smi_samples(smi, path: str, t_ref: float) -> list:
+    "Stop smi_start's sampler; its samples as dicts (t: seconds since t_ref, sm, mem, watts, temp, reasons)."
+    import time
+    from datetime import datetime
+    if smi is None: return []
+    time.sleep(0.1); smi.terminate()
+    out = []
+    for l in open(path).read().splitlines():
+        f = [x.strip() for x in l.split(",")]
+        try: out.append(dict(t=datetime.strptime(f[0], "%Y/%m/%d %H:%M:%S.%f").timestamp() - t_ref, sm=float(f[1]), mem=float(f[2]),
+                             watts=float(f[3]), temp=float(f[4]), reasons=f[5]))
+        except (ValueError, IndexError): pass
+    return out
