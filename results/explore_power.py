@@ -9,12 +9,11 @@ Windows of WINDOW seconds each, nvidia-smi sampling the SM and memory clocks, th
 2. the 27B-shape decode step (PDL graph, synthetic, seed 0) with GDN v7, 91 (no state traffic), 95 (no state loads), 96 (no
    state stores) at 1K, and v7 at 32K, replayed back to back, twice, interleaved: ms a replay over the window.
 Usage, from the repo root on the H200:  PYTHONPATH=. python3 results/explore_power.py OUT_DIR   (about 2 min)
-(Its nvidia-smi sampler moved into explore_util.smi_start/smi_samples after its record was made: the same steps.)"""
+(Its nvidia-smi sampler and its graphs moved into explore_util (smi_start, smi_samples, gdn_step_graphs) after its record was made: the same steps.)"""
 import os, sys, time, statistics as st
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch
 import explore_util
-from qwen_engine import gdn
 
 WINDOW = 3.0
 SMI_FILE = "/tmp/qe_power_smi.csv"
@@ -38,9 +37,7 @@ def window(fn, per_call_bytes=None):
 
 def main(out):
     from qwen_engine.roofline import stream_read
-    from qwen_engine.config import preset
-    from qwen_engine.step import DecodeStep, synthetic_engine_weights
-    from qwen_engine.decode_bench import _prompt, at_context
+    from qwen_engine.decode_bench import at_context
     rec, guard, el, save = explore_util.recorder(
         "power_h200", "nvidia-smi's power, clocks and throttle reasons (every 20 ms) over 3 s windows of: chapter 01's read stream "
         "(4 GiB, its best configuration), and the decode step (27B shape, synthetic, PDL graph) with GDN v7, 91 (no state traffic), "
@@ -50,17 +47,7 @@ def main(out):
     n = 4 * 2**30
     buf = torch.randint(0, 256, (n,), dtype=torch.uint8, device="cuda")
     sink = torch.zeros(1, dtype=torch.int32, device="cuda")
-    cfg = preset("qwen3_5_27b")
-    EW, _ = synthetic_engine_weights(cfg, 0, "cuda")
-    step = DecodeStep(cfg, EW, max_context=33 * 1024)
-    prompt = _prompt(1024)
-    graphs = {}
-    for label, v, _ in STEP_PLANS:
-        if v in graphs: continue
-        gdn.VARIANT = v; step.graph = None
-        step.reset(prompt, 64); step.capture()
-        graphs[v] = step.graph
-    gdn.VARIANT = 7
+    step, graphs = explore_util.gdn_step_graphs(v for _, v, _ in STEP_PLANS)
     print(f"ready {el()}", flush=True)
     for rep in range(2):
         t0, t1, calls, ms = window(lambda: stream_read(buf, 2, 8, 1024, 2, sink))

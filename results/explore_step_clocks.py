@@ -6,41 +6,28 @@ This run replays the 27B-shape decode step (PDL graph, synthetic, seed 0) back t
 (v7 and build 91, 1K and 32K, twice each, interleaved) while nvidia-smi samples the SM and memory clocks, the power and
 the temperature every 20 ms; per plan: ms a replay (CUDA events over the window) and the samples inside it.
 Usage, from the repo root on the H200:  PYTHONPATH=. python3 results/explore_step_clocks.py OUT_DIR   (about 2 min)
-(Its nvidia-smi sampler moved into explore_util.smi_start/smi_samples after its record was made: the same steps.)"""
+(Its nvidia-smi sampler and its graphs moved into explore_util (smi_start, smi_samples, gdn_step_graphs) after its record was made: the same steps.)"""
 import os, sys, time, statistics as st
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch
 import explore_util
-from qwen_engine import gdn
 
 WINDOW = 3.0
 PLANS = [("v7", 7, 1024), ("v7", 7, 32768), ("91", 91, 1024), ("91", 91, 32768)]
 
 
 def main(out):
-    from qwen_engine.config import preset
-    from qwen_engine.step import DecodeStep, synthetic_engine_weights
-    from qwen_engine.decode_bench import _prompt, at_context
+    from qwen_engine.decode_bench import at_context
     rec, guard, el, save = explore_util.recorder(
         "step_clocks_h200", "The decode step (27B shape, synthetic, PDL graph) replayed back to back for 3 s per plan (GDN v7 and its "
         "build 91 without state traffic, 1K and 32K, twice), nvidia-smi's SM and memory clocks, power and temperature sampled every "
         "20 ms meanwhile: ms a replay and the samples of each window.", "explore_step_clocks.py", out=out, windows=[], samples=[])
     smi = explore_util.smi_start("/tmp/qe_smi.csv")
     t_smi = time.time()
-    cfg = preset("qwen3_5_27b")
-    EW, _ = synthetic_engine_weights(cfg, 0, "cuda")
-    step = DecodeStep(cfg, EW, max_context=33 * 1024)
-    prompt = _prompt(1024)
-    graphs = {}
-    for label, v, _ in PLANS:
-        if label in graphs: continue
-        gdn.VARIANT = v; step.graph = None
-        step.reset(prompt, 64); step.capture()
-        graphs[label] = step.graph
-    gdn.VARIANT = 7
+    step, graphs = explore_util.gdn_step_graphs(v for _, v, _ in PLANS)
     for rep in range(2):
         for label, v, ctx in PLANS:
-            step.graph = graphs[label]
+            step.graph = graphs[v]
             at_context(step, ctx)
             for _ in range(20): step.graph.replay()
             torch.cuda.synchronize()

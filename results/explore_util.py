@@ -404,3 +404,23 @@ def smi_samples(smi, path: str, t_ref: float) -> list:
                              watts=float(f[3]), temp=float(f[4]), reasons=f[5]))
         except (ValueError, IndexError): pass
     return out
+
+
+def gdn_step_graphs(variants) -> tuple:
+    """The 27B-shape synthetic decode step (seed 0, a 1K prompt) and one captured PDL graph per GDN variant of `variants`
+    (gdn.VARIANT set for the capture, 7 after): (step, {variant: graph}); put step.graph = graphs[v] to replay one.
+    (explore_step_clocks.py, explore_power.py.)"""
+    from qwen_engine import gdn
+    from qwen_engine.config import preset
+    from qwen_engine.step import DecodeStep, synthetic_engine_weights
+    from qwen_engine.decode_bench import _prompt
+    cfg = preset("qwen3_5_27b")
+    EW, _ = synthetic_engine_weights(cfg, 0, "cuda")
+    step = DecodeStep(cfg, EW, max_context=33 * 1024)
+    prompt, graphs = _prompt(1024), {}
+    for v in dict.fromkeys(variants):
+        gdn.VARIANT = v; step.graph = None
+        step.reset(prompt, 64); step.capture()
+        graphs[v] = step.graph
+    gdn.VARIANT = 7
+    return step, graphs
