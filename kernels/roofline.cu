@@ -3,6 +3,8 @@
 //   build: NVRTC via qwen_engine.runtime.get_kernel, or nvcc -gencode=arch=compute_90a,code=sm_90a -c roofline.cu
 //   stream_read_v1<U>: __ldg 16-byte loads, U in flight per thread, grid-stride.
 //   stream_read_v2<U>: the same with ld.global.nc.L1::no_allocate (bypass L1 allocation).
+//   stream_write_v1<U>: 16-byte stores, U per thread per round, grid-stride (what a written byte costs).
+//   stream_rmw_v1<U>: read 16 bytes, change them, store them back in place (the access of a recurrent state).
 //   noop: an empty kernel, to time the fixed cost of one launch inside a CUDA graph.
 // NOTE: no standard headers: NVRTC has none (uint4 and the integer types are built in).
 
@@ -35,6 +37,31 @@ __device__ __forceinline__ void stream_read(const uint4* __restrict__ src, long 
 template <int U> __global__ void stream_read_v1(const uint4* __restrict__ src, long long n16, unsigned* sink) { stream_read<U, false>(src, n16, sink); }
 template <int U> __global__ void stream_read_v2(const uint4* __restrict__ src, long long n16, unsigned* sink) { stream_read<U, true>(src, n16, sink); }
 
+// Writes: the stored value depends on the index and `key`, so no store can be dropped or merged.
+template <int U> __global__ void stream_write_v1(uint4* __restrict__ dst, long long n16, unsigned key) {
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  for (; i + (U - 1) * stride < n16; i += U * stride) {
+#pragma unroll
+    for (int u = 0; u < U; ++u) { const unsigned j = (unsigned)(i + u * stride); dst[i + u * stride] = make_uint4(j ^ key, j, key, ~j); }
+  }
+  for (; i < n16; i += stride) dst[i] = make_uint4((unsigned)i ^ key, (unsigned)i, key, ~(unsigned)i);
+}
+
+// Read-modify-write in place: U loads in flight, then U stores of the changed values (xor with `key`: twice restores).
+template <int U> __global__ void stream_rmw_v1(uint4* __restrict__ buf, long long n16, unsigned key) {
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  for (; i + (U - 1) * stride < n16; i += U * stride) {
+    uint4 v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) v[u] = buf[i + u * stride];
+#pragma unroll
+    for (int u = 0; u < U; ++u) { v[u].x ^= key; v[u].w ^= key; buf[i + u * stride] = v[u]; }
+  }
+  for (; i < n16; i += stride) { uint4 v = buf[i]; v.x ^= key; v.w ^= key; buf[i] = v; }
+}
+
 #ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 template __global__ void stream_read_v1<1>(const uint4*, long long, unsigned*);
 template __global__ void stream_read_v1<4>(const uint4*, long long, unsigned*);
@@ -42,6 +69,8 @@ template __global__ void stream_read_v1<8>(const uint4*, long long, unsigned*);
 template __global__ void stream_read_v2<1>(const uint4*, long long, unsigned*);
 template __global__ void stream_read_v2<4>(const uint4*, long long, unsigned*);
 template __global__ void stream_read_v2<8>(const uint4*, long long, unsigned*);
+template __global__ void stream_write_v1<4>(uint4*, long long, unsigned);
+template __global__ void stream_rmw_v1<4>(uint4*, long long, unsigned);
 #endif
 
 extern "C" __global__ void noop(int* p) { if (p != nullptr && threadIdx.x == 1024) p[0] = 0; }

@@ -9,8 +9,9 @@ Windows of WINDOW seconds each, nvidia-smi sampling the SM and memory clocks, th
 2. the 27B-shape decode step (PDL graph, synthetic, seed 0) with GDN v7, 91 (no state traffic), 95 (no state loads), 96 (no
    state stores) at 1K, and v7 at 32K, replayed back to back, twice, interleaved: ms a replay over the window.
 Usage, from the repo root on the H200:  PYTHONPATH=. python3 results/explore_power.py OUT_DIR   (about 2 min)
-(Its nvidia-smi sampler and its graphs moved into explore_util (smi_start, smi_samples, gdn_step_graphs) after its record was made: the same steps.)"""
-import os, sys, time, statistics as st
+(Its nvidia-smi sampler, its graphs and its window statistics moved into explore_util (smi_start, smi_samples, gdn_step_graphs,
+window_stats) after its record was made: the same steps.)"""
+import os, sys, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch
 import explore_util
@@ -62,10 +63,7 @@ def main(out):
     rec["samples"] = explore_util.smi_samples(smi, SMI_FILE, t_ref)
     print("\nwindow | ctx | ms a call | TB/s | SM MHz median (min) | W median (max) | samples capped")
     for w in rec["windows"]:
-        s = [x for x in rec["samples"] if w["t0"] + 0.2 < x["t"] < w["t1"]]
-        if s:
-            w.update(sm_median=st.median(x["sm"] for x in s), sm_min=min(x["sm"] for x in s), watts_median=st.median(x["watts"] for x in s),
-                     watts_max=max(x["watts"] for x in s), samples=len(s), capped=sum(int(x["reasons"], 16) & 4 != 0 for x in s))
+        explore_util.window_stats(w, rec["samples"])
         print(f"{w['what']} | {w.get('ctx', '')} | {w['ms']:.4f} | {w.get('tbps', '')} | {w.get('sm_median')} ({w.get('sm_min')}) | "
               f"{w.get('watts_median')} ({w.get('watts_max')}) | {w.get('capped')} of {w.get('samples')}")
     save()

@@ -406,6 +406,18 @@ def smi_samples(smi, path: str, t_ref: float) -> list:
     return out
 
 
+def window_stats(w: dict, samples: list) -> dict:
+    """Adds to the window `w` (t0, t1: seconds since smi_samples' t_ref) the statistics of the samples inside it, its first
+    0.2 s left out: SM clock median and minimum, watts median and maximum, samples, and how many had the software power cap
+    (throttle reason 0x4) active. (explore_power.py, explore_write_cost.py.)"""
+    import statistics as st
+    s = [x for x in samples if w["t0"] + 0.2 < x["t"] < w["t1"]]
+    if s:
+        w.update(sm_median=st.median(x["sm"] for x in s), sm_min=min(x["sm"] for x in s), watts_median=st.median(x["watts"] for x in s),
+                 watts_max=max(x["watts"] for x in s), samples=len(s), capped=sum(int(x["reasons"], 16) & 4 != 0 for x in s))
+    return w
+
+
 def gdn_step_graphs(variants) -> tuple:
     """The 27B-shape synthetic decode step (seed 0, a 1K prompt) and one captured PDL graph per GDN variant of `variants`
     (gdn.VARIANT set for the capture, 7 after): (step, {variant: graph}); put step.graph = graphs[v] to replay one.

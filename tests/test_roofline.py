@@ -2,6 +2,7 @@
 import json, subprocess, sys
 from pathlib import Path
 import pytest
+import torch
 from qwen_engine.config import preset
 from qwen_engine.roofline import decode_budget, step_bytes, prefill_intensity, budget_table
 from qwen_engine.runtime import read_record
@@ -78,3 +79,13 @@ def test_cli_errors(tmp_path):
     assert r.returncode == 2 and "vocab_size" in r.stderr and "Traceback" not in r.stderr
     r = subprocess.run([QE, "roofline", "--measure"], capture_output=True, text=True)
     assert r.returncode != 0 and "GPU" in r.stderr
+
+
+@pytest.mark.parametrize("name", ["stream_read", "stream_write", "stream_rmw"])
+def test_stream_launchers_refuse_what_they_cannot_stream(name):
+    "A buffer the stream kernels cannot take (on the CPU, not bytes, not a 16-byte multiple) is refused by name before any build."
+    import qwen_engine.roofline as R
+    fn = getattr(R, name)
+    for bad in (torch.zeros(32, dtype=torch.uint8), torch.zeros(8, dtype=torch.float32), torch.zeros(24, dtype=torch.uint8)):
+        with pytest.raises(AssertionError, match=f"{name}: need a contiguous uint8 CUDA buffer"):
+            fn(bad)
