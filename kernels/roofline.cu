@@ -5,6 +5,8 @@
 //   stream_read_v2<U>: the same with ld.global.nc.L1::no_allocate (bypass L1 allocation).
 //   stream_write_v1<U>: 16-byte stores, U per thread per round, grid-stride (what a written byte costs).
 //   stream_rmw_v1<U>: read 16 bytes, change them, store them back in place (the access of a recurrent state).
+//   stream_read_v3<U>, stream_rmw_v2<U, ST>: v2's loads, v1's stores with an L2 eviction priority (a cache-policy hint:
+//      the reads evict_first; the stores ST 1 evict_first, 2 evict_last): can a policy move the write-back's price?
 //   noop: an empty kernel, to time the fixed cost of one launch inside a CUDA graph.
 // NOTE: no standard headers: NVRTC has none (uint4 and the integer types are built in).
 
@@ -15,16 +17,38 @@ __device__ __forceinline__ uint4 ld_nc_na(const uint4* p) {
   return v;
 }
 
-template <int U, bool NC>
+// An L2 cache policy for every line a `.L2::cache_hint` access touches (fraction 1.0): P 1 evict_first, 2 evict_last.
+template <int P> __device__ __forceinline__ unsigned long long l2_policy() {
+  unsigned long long pol;
+  if (P == 1) asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+  else asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
+  return pol;
+}
+
+__device__ __forceinline__ uint4 ld_nc_na_hint(const uint4* p, unsigned long long pol) {
+  uint4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p), "l"(pol));
+  return v;
+}
+
+__device__ __forceinline__ void st_hint(uint4* p, uint4 v, unsigned long long pol) {
+  asm volatile("st.global.L2::cache_hint.v4.u32 [%0], {%1,%2,%3,%4}, %5;"
+               :: "l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w), "l"(pol) : "memory");
+}
+
+// LD: 0 __ldg, 1 ld.global.nc.L1::no_allocate, 2 the same with an L2 evict_first policy.
+template <int U, int LD>
 __device__ __forceinline__ void stream_read(const uint4* __restrict__ src, long long n16, unsigned* __restrict__ sink) {
   const long long stride = (long long)gridDim.x * blockDim.x;
   long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   unsigned acc = 0;
+  const unsigned long long pol = LD == 2 ? l2_policy<1>() : 0ull;
   // Main loop: U independent loads issued before the first is used.
   for (; i + (U - 1) * stride < n16; i += U * stride) {
     uint4 v[U];
 #pragma unroll
-    for (int u = 0; u < U; ++u) v[u] = NC ? ld_nc_na(src + i + u * stride) : __ldg(src + i + u * stride);
+    for (int u = 0; u < U; ++u) v[u] = LD == 2 ? ld_nc_na_hint(src + i + u * stride, pol) : LD == 1 ? ld_nc_na(src + i + u * stride) : __ldg(src + i + u * stride);
 #pragma unroll
     for (int u = 0; u < U; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
   }
@@ -34,8 +58,9 @@ __device__ __forceinline__ void stream_read(const uint4* __restrict__ src, long 
   if (acc == 0x9E3779B9u) sink[0] = acc;
 }
 
-template <int U> __global__ void stream_read_v1(const uint4* __restrict__ src, long long n16, unsigned* sink) { stream_read<U, false>(src, n16, sink); }
-template <int U> __global__ void stream_read_v2(const uint4* __restrict__ src, long long n16, unsigned* sink) { stream_read<U, true>(src, n16, sink); }
+template <int U> __global__ void stream_read_v1(const uint4* __restrict__ src, long long n16, unsigned* sink) { stream_read<U, 0>(src, n16, sink); }
+template <int U> __global__ void stream_read_v2(const uint4* __restrict__ src, long long n16, unsigned* sink) { stream_read<U, 1>(src, n16, sink); }
+template <int U> __global__ void stream_read_v3(const uint4* __restrict__ src, long long n16, unsigned* sink) { stream_read<U, 2>(src, n16, sink); }
 
 // Writes: the stored value depends on the index and `key`, so no store can be dropped or merged.
 template <int U> __global__ void stream_write_v1(uint4* __restrict__ dst, long long n16, unsigned key) {
@@ -49,18 +74,27 @@ template <int U> __global__ void stream_write_v1(uint4* __restrict__ dst, long l
 }
 
 // Read-modify-write in place: U loads in flight, then U stores of the changed values (xor with `key`: twice restores).
-template <int U> __global__ void stream_rmw_v1(uint4* __restrict__ buf, long long n16, unsigned key) {
+// ST: 0 plain stores, 1 with an L2 evict_first policy, 2 evict_last.
+template <int U, int ST>
+__device__ __forceinline__ void stream_rmw(uint4* __restrict__ buf, long long n16, unsigned key) {
   const long long stride = (long long)gridDim.x * blockDim.x;
   long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const unsigned long long pol = ST == 1 ? l2_policy<1>() : ST == 2 ? l2_policy<2>() : 0ull;
   for (; i + (U - 1) * stride < n16; i += U * stride) {
     uint4 v[U];
 #pragma unroll
     for (int u = 0; u < U; ++u) v[u] = buf[i + u * stride];
 #pragma unroll
-    for (int u = 0; u < U; ++u) { v[u].x ^= key; v[u].w ^= key; buf[i + u * stride] = v[u]; }
+    for (int u = 0; u < U; ++u) {
+      v[u].x ^= key; v[u].w ^= key;
+      if (ST) st_hint(buf + i + u * stride, v[u], pol); else buf[i + u * stride] = v[u];
+    }
   }
-  for (; i < n16; i += stride) { uint4 v = buf[i]; v.x ^= key; v.w ^= key; buf[i] = v; }
+  for (; i < n16; i += stride) { uint4 v = buf[i]; v.x ^= key; v.w ^= key; if (ST) st_hint(buf + i, v, pol); else buf[i] = v; }
 }
+
+template <int U> __global__ void stream_rmw_v1(uint4* __restrict__ buf, long long n16, unsigned key) { stream_rmw<U, 0>(buf, n16, key); }
+template <int U, int ST> __global__ void stream_rmw_v2(uint4* __restrict__ buf, long long n16, unsigned key) { stream_rmw<U, ST>(buf, n16, key); }
 
 #ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 template __global__ void stream_read_v1<1>(const uint4*, long long, unsigned*);
@@ -71,6 +105,9 @@ template __global__ void stream_read_v2<4>(const uint4*, long long, unsigned*);
 template __global__ void stream_read_v2<8>(const uint4*, long long, unsigned*);
 template __global__ void stream_write_v1<4>(uint4*, long long, unsigned);
 template __global__ void stream_rmw_v1<4>(uint4*, long long, unsigned);
+template __global__ void stream_read_v3<8>(const uint4*, long long, unsigned*);
+template __global__ void stream_rmw_v2<4, 1>(uint4*, long long, unsigned);
+template __global__ void stream_rmw_v2<4, 2>(uint4*, long long, unsigned);
 #endif
 
 extern "C" __global__ void noop(int* p) { if (p != nullptr && threadIdx.x == 1024) p[0] = 0; }

@@ -73,7 +73,7 @@ def _stream_args(buf, what: str, blocks_per_sm: int = 2):
     return torch.cuda.get_device_properties(buf.device).multi_processor_count * blocks_per_sm, buf.numel() // 16
 
 def stream_read(buf, variant: int = 2, unroll: int = 8, threads: int = 1024, blocks_per_sm: int = 2, sink=None):
-    "Read every byte of `buf` (a CUDA uint8 tensor, length a multiple of 16) once."
+    "Read every byte of `buf` (a CUDA uint8 tensor, length a multiple of 16) once. `variant` 3: v2 with an L2 evict_first policy."
     import numpy as np
     blocks, n16 = _stream_args(buf, "stream_read", blocks_per_sm)
     sink = sink if sink is not None else torch.zeros(1, dtype=torch.int32, device=buf.device)
@@ -85,11 +85,14 @@ def stream_write(buf, key: int = 0x5A5A5A5A):
     blocks, n16 = _stream_args(buf, "stream_write")
     launch(get_kernel("roofline", "stream_write_v1<4>"), (blocks,), (1024,), (buf, np.int64(n16), np.uint32(key)))
 
-def stream_rmw(buf, key: int = 0x5A5A5A5A):
-    "Read every byte of `buf` and write it back changed (xor with `key` in two of each 16 bytes' words: twice restores)."
+def stream_rmw(buf, key: int = 0x5A5A5A5A, policy: int = 0):
+    """Read every byte of `buf` and write it back changed (xor with `key` in two of each 16 bytes' words: twice restores).
+    `policy`: the stores' L2 eviction priority, 0 none, 1 evict_first, 2 evict_last."""
     import numpy as np
+    assert policy in (0, 1, 2), f"stream_rmw: policy {policy} is not 0 (none), 1 (evict_first) or 2 (evict_last)"
     blocks, n16 = _stream_args(buf, "stream_rmw")
-    launch(get_kernel("roofline", "stream_rmw_v1<4>"), (blocks,), (1024,), (buf, np.int64(n16), np.uint32(key)))
+    name = "stream_rmw_v1<4>" if policy == 0 else f"stream_rmw_v2<4, {policy}>"
+    launch(get_kernel("roofline", name), (blocks,), (1024,), (buf, np.int64(n16), np.uint32(key)))
 
 def measure_bandwidth(gib: float = 8, reps: int = 20, sweep: bool = True) -> dict:
     "Measure the streaming read bandwidth of GPU 0 (bytes read / median event time), with an occupancy sweep."

@@ -12,7 +12,8 @@ step? This run answers with chapter 01's stream kernels alone, no model:
 3. each graph of part 2 replayed back to back for WINDOW s with nvidia-smi sampling power, clocks and throttle reasons.
 Before timing, the new kernels' outputs are checked (stream_write's values; stream_rmw once changes exactly its two words,
 twice restores every byte) at an awkward length.
-Usage, from the repo root on the H200:  PYTHONPATH=. python3 results/explore_write_cost.py OUT_DIR   (about 1 min)"""
+Usage, from the repo root on the H200:  PYTHONPATH=. python3 results/explore_write_cost.py OUT_DIR   (about 1 min)
+(token_graphs took its bursts as an argument, and L2 policies, after this record was made: the same graphs.)"""
 import os, sys, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch
@@ -70,30 +71,33 @@ def streams(rec, el):
     del buf, dst
 
 
-def token_graphs():
-    "One captured graph per entry of BURSTS: 48 rounds of [read a slice, the burst]."
+def token_graphs(bursts=BURSTS):
+    """One captured graph per entry of `bursts` (label, kind, S, one buffer[, the reads' stream_read variant, 2 unless
+    given]): 48 rounds of [read a slice, the burst]. kind: None, "read", "write", "rmw", or "rmw1"/"rmw2" (stream_rmw's
+    stores with an L2 policy: explore_write_policy.py)."""
     from qwen_engine.roofline import stream_read, stream_write, stream_rmw
     sl = READ_TOTAL // LAYERS // 16 * 16
     big = torch.randint(0, 256, (sl * LAYERS,), dtype=torch.uint8, device="cuda")
     slices = [big[l * sl:(l + 1) * sl] for l in range(LAYERS)]
-    states = {S: torch.randint(0, 256, (LAYERS * S * 2**20,), dtype=torch.uint8, device="cuda") for S in {b[2] for b in BURSTS}}
+    states = {S: torch.randint(0, 256, (LAYERS * S * 2**20,), dtype=torch.uint8, device="cuda") for S in {b[2] for b in bursts}}
     sink = torch.zeros(1, dtype=torch.int32, device="cuda")
-    op = {"read": lambda t: stream_read(t, sink=sink), "write": lambda t: stream_write(t, KEY), "rmw": lambda t: stream_rmw(t, KEY)}
+    op = {"read": lambda t: stream_read(t, sink=sink), "write": lambda t: stream_write(t, KEY), "rmw": lambda t: stream_rmw(t, KEY),
+          "rmw1": lambda t: stream_rmw(t, KEY, policy=1), "rmw2": lambda t: stream_rmw(t, KEY, policy=2)}
 
-    def token(kind, S, one):
+    def token(kind, S, one, rv=2):
         for l in range(LAYERS):
-            stream_read(slices[l], sink=sink)
+            stream_read(slices[l], variant=rv, sink=sink)
             if kind is not None:
                 s = 0 if one else l
                 op[kind](states[S][s * S * 2**20:(s + 1) * S * 2**20])
 
     graphs = []
-    for label, kind, S, one in BURSTS:
-        token(kind, S, one)                                       # compiles outside the capture
+    for b in bursts:
+        token(*b[1:])                                             # compiles outside the capture
         torch.cuda.synchronize()
         g = torch.cuda.CUDAGraph()
         with torch.cuda.graph(g):
-            token(kind, S, one)
+            token(*b[1:])
         graphs.append(g)
     return sl, graphs, (big, states, sink)
 

@@ -89,3 +89,9 @@ def test_stream_launchers_refuse_what_they_cannot_stream(name):
     for bad in (torch.zeros(32, dtype=torch.uint8), torch.zeros(8, dtype=torch.float32), torch.zeros(24, dtype=torch.uint8)):
         with pytest.raises(AssertionError, match=f"{name}: need a contiguous uint8 CUDA buffer"):
             fn(bad)
+
+
+def test_stream_rmw_refuses_an_unknown_policy():
+    from qwen_engine.roofline import stream_rmw
+    with pytest.raises(AssertionError, match="stream_rmw: policy 3 is not"):
+        stream_rmw(torch.zeros(32, dtype=torch.uint8), policy=3)
