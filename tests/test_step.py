@@ -283,11 +283,11 @@ def test_prewait_audit_engine_builds():
     (and SAMPLING_PREWAIT, a sampling step's) allows. Negative control: the GDN v7 build that releases its dependents before its wait (REL) is caught, its q|k|v|z
     load (LDG.E.U16.CONSTANT) scheduled above the wait, which made the step generate other tokens on the H200."""
     from qwen_engine.step import prewait_audit, ENGINE_PREWAIT, SAMPLING_PREWAIT
-    rel = "gdn_decode_v7<1, false, true, false, true, false, false, false, false, false, false, false>"
+    rel = "gdn_decode_v7<1, false, true, false, true, false, false, false, false, false, false, false, false, false>"
     a = prewait_audit(dict(ENGINE_PREWAIT, **SAMPLING_PREWAIT, **{rel: ("gdn", "gdn", None, "REL")}))
     for b, v in {**ENGINE_PREWAIT, **SAMPLING_PREWAIT}.items(): assert a[b] == v[2], (b, a[b], v[2])
     assert a[rel] is not None and a[rel].get("LDG.E.U16.CONSTANT") == 1
-    assert a[rel] != ENGINE_PREWAIT["gdn_decode_v7<1, false, true, false, false, false, false, false, false, false, false, false>"][2]
+    assert a[rel] != ENGINE_PREWAIT["gdn_decode_v7<1, false, true, false, false, false, false, false, false, false, false, false, false, false>"][2]
 
 
 def test_prewait_audit_e_against_ek():
