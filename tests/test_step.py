@@ -166,7 +166,12 @@ def _emulate_kernels(monkeypatch, holder):
 
 def test_step_wiring_matches_the_reference(monkeypatch):
     """The step's launch sequence (buffers, layer indices, residual ping-pong, control block) computes the model: with every kernel
-    replaced by its emulation, teacher-forced logits match reference.forward to within bf16 rounding, and greedy agrees."""
+    replaced by its emulation, teacher-forced logits match reference.forward to within bf16 rounding, and greedy agrees.
+    Both criteria are calibrated in the same run by the reference against itself (one token a call against the whole prompt in
+    one call): the logits within twice its own largest difference; top-1 disagreements at most twice as many as its own, and
+    each at a position where the reference's top two are within its own noise (2 x that difference) of each other. (The
+    first version asked for 97 % agreement: 7 of 276 positions differed here, the reference disagreeing with itself at 7,
+    and 9 differed on the CI machine; the random tiny model has near-ties at a third of its positions.)"""
     from qwen_engine.step import DecodeStep
     from qwen_engine.reference import forward, new_state
     cfg = preset("tiny")
@@ -185,10 +190,19 @@ def test_step_wiring_matches_the_reference(monkeypatch):
     ref = forward(W, cfg, prompt, new_state(cfg))[0][:, :cfg.text_vocab_size].float()
     s, dec = new_state(cfg), []                                          # the reference against itself: one token per call
     for t in prompt: dec.append(forward(W, cfg, [t], s)[0][0, :cfg.text_vocab_size].float())
-    env = (torch.stack(dec) - ref).abs().max()
+    dec = torch.stack(dec)
+    env = (dec - ref).abs().max()
     d = (got - ref).abs().max()
     assert d <= 2 * env, (d, env)                                        # within twice the reference's own disagreement
-    assert (got.argmax(-1) == ref.argmax(-1)).float().mean() > 0.97
+    top2 = ref.topk(2, -1).values
+    near_tie = top2[:, 0] - top2[:, 1] <= 2 * env                        # positions whose top-1 the reference's own noise can flip
+    self_differ = int((dec.argmax(-1) != ref.argmax(-1)).sum())
+
+    def top1_within_noise(logits):
+        differ = logits.argmax(-1) != ref.argmax(-1)
+        return int(differ.sum()) <= 2 * max(self_differ, 1) and bool(near_tie[differ].all())
+    assert top1_within_noise(got), (int((got.argmax(-1) != ref.argmax(-1)).sum()), self_differ)
+    assert not top1_within_noise(got.roll(1, 0))                          # negative control: the logits one position late
     assert [st.prediction(s) for s in (0, 100, 275)] == [int(got[s].float().argmax()) for s in (0, 100, 275)]
     assert int(st.ctl[0]) == len(prompt) and int(st.ctl[1]) == int(got[-1].float().argmax())   # the graph continues on its own
 
