@@ -418,6 +418,37 @@ def window_stats(w: dict, samples: list) -> dict:
     return w
 
 
+def gdn_hint_builds(name: str, script: str, build: int, label: str, step_first: bool = False, rounds: int = 3, reps: int = 5):
+    """Chapter 08's build `build` of v7 that changes only how the state is cached (v7's values; `label`: what it changes):
+    record `name` with it bit-identical to v7 over 12 calls (explore_gdn_cs.identity) and both timed alone, `rounds`
+    rounds (alone_rounds); record `name`_step (with "_h200" kept last) with the decode step, `reps` interleaved rounds
+    (step_plans). `step_first`: the step before the rounds alone. Out dir: sys.argv[1]. (explore_gdn_wt.py, explore_gdn_el.py.)"""
+    import sys
+    import explore_gdn_cs as C
+    import explore_gdn_v3 as E
+    from qwen_engine import gdn as G
+    out = sys.argv[1] if len(sys.argv) > 1 else None
+    builds = {"v7": 7, f"{label} ({build})": build}
+    times = {2: "twice", 3: "three times", 5: "five times"}
+    what = (f"v7 and its build {build} ({label}): bit identity with v7 over 12 calls; us a launch in a graph of 48 launches over "
+            f"48 layers, plain and chained with PDL, interleaved {times[rounds]}")
+    step_what = (f"The decode step (27B shape, synthetic, PDL graph) with GDN v7 and its build {build} ({label}): greedy tokens "
+                 f"equal to v7's, then ms per token at 1K and 32K, interleaved {times[reps]}.")
+    rec, guard, el, save = recorder(name, what, script, out=out, builds=builds, identity=[], times=[])
+    for v in (v for v in builds.values() if v != 7):
+        r = guard(f"identity {v}", lambda: C.identity(v))
+        if r: rec["identity"].append(r); print(f"identity v{v}: {r['identical']} of {r['calls']} {el()}", flush=True)
+    if not step_first: alone_rounds(rec, guard, el, builds, E.time_one, rounds=rounds)
+    save()
+
+    def apply(st, v): G.VARIANT = v
+    step_plans(out, name.replace("_h200", "_step_h200"), step_what, script, builds, apply, reps=reps)
+    G.VARIANT = 7
+    if step_first:
+        alone_rounds(rec, guard, el, builds, E.time_one, rounds=rounds)
+        save()
+
+
 def gdn_step_graphs(variants) -> tuple:
     """The 27B-shape synthetic decode step (seed 0, a 1K prompt) and one captured PDL graph per GDN variant of `variants`
     (gdn.VARIANT set for the capture, 7 after): (step, {variant: graph}); put step.graph = graphs[v] to replay one.
