@@ -32,11 +32,6 @@ __device__ __forceinline__ uint4 ld_nc_na_hint(const uint4* p, unsigned long lon
   return v;
 }
 
-__device__ __forceinline__ void st_hint(uint4* p, uint4 v, unsigned long long pol) {
-  asm volatile("st.global.L2::cache_hint.v4.u32 [%0], {%1,%2,%3,%4}, %5;"
-               :: "l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w), "l"(pol) : "memory");
-}
-
 // LD: 0 __ldg, 1 ld.global.nc.L1::no_allocate, 2 the same with an L2 evict_first policy.
 template <int U, int LD>
 __device__ __forceinline__ void stream_read(const uint4* __restrict__ src, long long n16, unsigned* __restrict__ sink) {
@@ -61,6 +56,25 @@ __device__ __forceinline__ void stream_read(const uint4* __restrict__ src, long 
 template <int U> __global__ void stream_read_v1(const uint4* __restrict__ src, long long n16, unsigned* sink) { stream_read<U, 0>(src, n16, sink); }
 template <int U> __global__ void stream_read_v2(const uint4* __restrict__ src, long long n16, unsigned* sink) { stream_read<U, 1>(src, n16, sink); }
 template <int U> __global__ void stream_read_v3(const uint4* __restrict__ src, long long n16, unsigned* sink) { stream_read<U, 2>(src, n16, sink); }
+
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
+template __global__ void stream_read_v1<1>(const uint4*, long long, unsigned*);
+template __global__ void stream_read_v1<4>(const uint4*, long long, unsigned*);
+template __global__ void stream_read_v1<8>(const uint4*, long long, unsigned*);
+template __global__ void stream_read_v2<1>(const uint4*, long long, unsigned*);
+template __global__ void stream_read_v2<4>(const uint4*, long long, unsigned*);
+template __global__ void stream_read_v2<8>(const uint4*, long long, unsigned*);
+template __global__ void stream_read_v3<8>(const uint4*, long long, unsigned*);
+#endif
+
+extern "C" __global__ void noop(int* p) { if (p != nullptr && threadIdx.x == 1024) p[0] = 0; }
+
+// roofline.cu, continued: the write kernels of "What a written byte costs" (l2_policy and the hinted load are above).
+
+__device__ __forceinline__ void st_hint(uint4* p, uint4 v, unsigned long long pol) {
+  asm volatile("st.global.L2::cache_hint.v4.u32 [%0], {%1,%2,%3,%4}, %5;"
+               :: "l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w), "l"(pol) : "memory");
+}
 
 // Writes: the stored value depends on the index and `key`, so no store can be dropped or merged.
 template <int U> __global__ void stream_write_v1(uint4* __restrict__ dst, long long n16, unsigned key) {
@@ -97,17 +111,8 @@ template <int U> __global__ void stream_rmw_v1(uint4* __restrict__ buf, long lon
 template <int U, int ST> __global__ void stream_rmw_v2(uint4* __restrict__ buf, long long n16, unsigned key) { stream_rmw<U, ST>(buf, n16, key); }
 
 #ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
-template __global__ void stream_read_v1<1>(const uint4*, long long, unsigned*);
-template __global__ void stream_read_v1<4>(const uint4*, long long, unsigned*);
-template __global__ void stream_read_v1<8>(const uint4*, long long, unsigned*);
-template __global__ void stream_read_v2<1>(const uint4*, long long, unsigned*);
-template __global__ void stream_read_v2<4>(const uint4*, long long, unsigned*);
-template __global__ void stream_read_v2<8>(const uint4*, long long, unsigned*);
 template __global__ void stream_write_v1<4>(uint4*, long long, unsigned);
 template __global__ void stream_rmw_v1<4>(uint4*, long long, unsigned);
-template __global__ void stream_read_v3<8>(const uint4*, long long, unsigned*);
 template __global__ void stream_rmw_v2<4, 1>(uint4*, long long, unsigned);
 template __global__ void stream_rmw_v2<4, 2>(uint4*, long long, unsigned);
 #endif
-
-extern "C" __global__ void noop(int* p) { if (p != nullptr && threadIdx.x == 1024) p[0] = 0; }
