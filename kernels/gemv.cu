@@ -2297,12 +2297,32 @@ __device__ __forceinline__ void gemv_near_epilogue(float (&acc)[1][RP][2], int l
       y[row0 + 2 * p + h] = f32_to_bf16(act * up);
     }
 }
+// v30's count of a launch's blocks (sync[0] only grows: a launch's target is the next multiple of its nb blocks). Each block
+// adds itself once all its warps are past their stores; with `wait` it then polls until every block has (the pattern of a
+// cooperative grid's barrier: a fence, the add, volatile reads, a fence). After 20 ms a block gives up and counts itself in
+// sync[1]: its outputs are then wrong, but nothing hangs (the check reads sync[1]).
+__device__ __forceinline__ void gemv_grid_count(unsigned long long* sync, unsigned nb, bool wait) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    const unsigned long long old = atomicAdd(sync, 1ull), target = (old / nb + 1) * nb;
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    while (wait && *(volatile unsigned long long*)sync < target) {
+      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+      if (t - t0 > 20000000ull) { atomicAdd(sync + 1, 1ull); break; }
+    }
+    __threadfence();
+  }
+  __syncthreads();
+}
 template <int SR, int RP, int EPI, int U, int KST, bool E, int R0, int R1, bool XCH, bool FAR = false, bool EK = false, bool EK2 = false,
           bool DRY = false, bool ER = false, int PROBE = 0, bool XP = false, int XS = 0, int XL = 0, int WL = 0, int RU = 0,
-          int NS = 2, int TB = 0, bool NEAR = false, int FB = 0, int FR = 1>
+          int NS = 2, int TB = 0, bool NEAR = false, int FB = 0, int FR = 1, int WT = 0>
 __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ W, const float* __restrict__ scale,
                                               const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
-                                              unsigned short* __restrict__ y, int N, float* __restrict__ partial) {
+                                              unsigned short* __restrict__ y, int N, float* __restrict__ partial,
+                                              int u0x = 0, unsigned long long* __restrict__ sync = nullptr) {
   // runs of U steps a row; the last run holds what is left when U does not divide KST (RG: ragged, v26g)
   static_assert(U <= KST && RP >= 1 && 2 * RP <= 32 && 0 <= R0 && R0 < R1 && R1 <= (KST + U - 1) / U, "runs of U steps a row; one lane per output");
   static_assert(!XCH || EPI != 2, "the exchange: one output per lane");
@@ -2312,7 +2332,9 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
   constexpr bool PE = EPI == 2 && !NEAR;
   constexpr int KK = 512 * KST, KT = 4 * KST, RS = PE || FAR ? RP : 2 * RP;   // a set's (gate, near) rows
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3, lk = 64 * g + 16 * t;
-  const int Nout = EPI == 2 ? N / 2 : N, u0 = blockIdx.x * SR + warp;           // this warp's row set
+  // WT (v30, one launch for two GEMVs): 0 the grid wait, the set from the block (every kernel but v30); else the set is u0x
+  // and 1 waits for nothing, 2 for the grid (the launch's first set), 3 for the grid's other blocks (gemv_grid_count)
+  const int Nout = EPI == 2 ? N / 2 : N, u0 = WT ? u0x : blockIdx.x * SR + warp;   // this warp's row set
   const int nb0 = NEAR ? ((warp & 1) ? Nout : 0) + (blockIdx.x * (SR / 2) + (warp >> 1)) * RS : 0;   // NEAR: the warp's first row
   const unsigned char* pw = NEAR ? W + (size_t)nb0 * KK + lk : W + (size_t)u0 * RS * KK + lk;
   const size_t up_w = (size_t)Nout * KK, far_w = (size_t)(N / 2) * KK;           // FAR: row p's partner, N / 2 rows on
@@ -2384,12 +2406,13 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
     load(0, R0);
     if (EK2 && R0 + 1 < R1) load(1, R0 + 1);
   }
-  qe_grid_wait();
+  if (WT == 0 || WT == 2) qe_grid_wait();
+  if (WT == 3) gemv_grid_count(sync, gridDim.x, true);
   if (EK && !pre) {
     load(0, R0);
     if (EK2 && R0 + 1 < R1) load(1, R0 + 1);
   }
-  qe_grid_launch_dependents();
+  if (WT == 0 || WT == 2) qe_grid_launch_dependents();
   extern __shared__ uint4 xsm26[];                           // XS: the activation, K bf16
   if (XS == 1) {
     for (int i = threadIdx.x; i < KK / 8; i += blockDim.x) xsm26[i] = __ldg(reinterpret_cast<const uint4*>(x) + i);
@@ -2764,6 +2787,40 @@ template __global__ void gemv_fp8_v26n<2, 1, 2, 10, 8, false, false>(const unsig
 template __global__ void gemv_fp8_v26n<2, 2, 3, 10, 8, true, true>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 template __global__ void gemv_fp8_v26fb<2, 1, 2, 2, 10, 8, false, false, 1056, 1>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 template __global__ void gemv_fp8_v29<4, 1, 3, 12, 5, true>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+#endif
+
+// ---- v30: the MLP's two GEMVs in one launch (gate|up, a count of the grid, down) --------------------------------------
+// Grid: one block of SR warps an SM, all resident. gate|up (2 I rows, K = 512 KG): warp w runs v26's body (GU steps a run,
+// unrolled, as the engine's gate|up build) on pairs w, w + NW, ... (NW = SR x the grid); its first pair waits for the grid
+// (PDL) and releases the next launch. Then each warp of a block with down rows asks for its pair's first run (EK), and the
+// block counts itself in and waits for every block (gemv_grid_count). Down (H rows, K = 512 KD): v26lp's body (DU steps a
+// run, loops of DRU runs), pair w, then w + NW, ... where the grid has fewer warps than pairs; XLD 1 reads the activation
+// by plain ld.global (it was written in this launch), 0 by the read-only path (for comparison only).
+template <int SR, int GU, int KG, int DU, int KD, int DRU, int XLD = 1>
+__global__ void __launch_bounds__(32 * SR, 1) gemv_mlp_v30(
+    const unsigned char* __restrict__ Wg, const float* __restrict__ sg, const unsigned short* __restrict__ x,
+    unsigned short* __restrict__ h, const unsigned char* __restrict__ Wd, const float* __restrict__ sd,
+    const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int I, int H, unsigned long long* __restrict__ sync) {
+  const int nw = gridDim.x * SR, w = blockIdx.x * SR + (threadIdx.x >> 5);
+  constexpr int RG = (KG + GU - 1) / GU, RD = (KD + DU - 1) / DU;
+  gemv_v26_body<SR, 1, 2, GU, KG, false, 0, RG, false, false, false, false, false, false, 0, false, 0, 0, 0, 0, 2, 0, false, 0, 1, 2>(
+      Wg, sg, x, x, h, 2 * I, nullptr, w);                  // nw <= I (the launcher checks): every warp has a first pair
+  for (int u = w + nw; u < I; u += nw)
+    gemv_v26_body<SR, 1, 2, GU, KG, false, 0, RG, false, false, false, false, false, false, 0, false, 0, 0, 0, 0, 2, 0, false, 0, 1, 1>(
+        Wg, sg, x, x, h, 2 * I, nullptr, u);
+  if ((int)blockIdx.x * SR < H / 2) {                       // H / 2 % SR == 0 (the launcher checks): all or none of a block's warps
+    gemv_v26_body<SR, 1, 1, DU, KD, true, 0, RD, false, false, true, false, false, false, 0, false, 0, XLD, 0, DRU, 2, 0, false, 0, 1, 3>(
+        Wd, sd, h, res, y, H, nullptr, w, sync);
+    for (int u = w + nw; u < H / 2; u += nw)
+      gemv_v26_body<SR, 1, 1, DU, KD, true, 0, RD, false, false, true, false, false, false, 0, false, 0, XLD, 0, DRU, 2, 0, false, 0, 1, 1>(
+          Wd, sd, h, res, y, H, nullptr, u);
+  } else {
+    gemv_grid_count(sync, gridDim.x, false);               // no down rows here: count in, done
+  }
+}
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
+template __global__ void gemv_mlp_v30<20, 2, 10, 2, 34, 2>(const unsigned char*, const float*, const unsigned short*, unsigned short*, const unsigned char*, const float*, const unsigned short*, unsigned short*, int, int, unsigned long long*);
+template __global__ void gemv_mlp_v30<16, 2, 10, 2, 34, 2>(const unsigned char*, const float*, const unsigned short*, unsigned short*, const unsigned char*, const float*, const unsigned short*, unsigned short*, int, int, unsigned long long*);
 #endif
 
 // ---- lm_head: bf16 weights over a row set, fused with argmax --------------------------------------------
