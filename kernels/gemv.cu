@@ -2297,6 +2297,25 @@ __device__ __forceinline__ void gemv_near_epilogue(float (&acc)[1][RP][2], int l
       y[row0 + 2 * p + h] = f32_to_bf16(act * up);
     }
 }
+// v31's wait for values another block of the same launch writes: the buffer holds the sentinel 0xFFFF (a bf16 NaN no
+// SwiGLU output takes but from NaN inputs) in every element not yet written; a lane whose 16 values (two 16-byte loads,
+// already made) hold it reads them again past L1 until none does. The values themselves are the flags: no fence, no
+// counter. After 20 ms the lane gives up and counts itself in `giveups` (its outputs are then wrong, never a hang).
+__device__ __forceinline__ bool gemv_has_sentinel(const uint4 (&v)[2]) {
+  return (__vcmpeq2(v[0].x, ~0u) | __vcmpeq2(v[0].y, ~0u) | __vcmpeq2(v[0].z, ~0u) | __vcmpeq2(v[0].w, ~0u) |
+          __vcmpeq2(v[1].x, ~0u) | __vcmpeq2(v[1].y, ~0u) | __vcmpeq2(v[1].z, ~0u) | __vcmpeq2(v[1].w, ~0u)) != 0u;
+}
+__device__ __forceinline__ void gemv_await_written(const unsigned short* p, uint4 (&v)[2], unsigned long long* giveups) {
+  if (!gemv_has_sentinel(v)) return;
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do {
+    asm volatile("ld.volatile.global.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v[0].x), "=r"(v[0].y), "=r"(v[0].z), "=r"(v[0].w) : "l"(p) : "memory");
+    asm volatile("ld.volatile.global.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v[1].x), "=r"(v[1].y), "=r"(v[1].z), "=r"(v[1].w) : "l"(p + 8) : "memory");
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    if (t - t0 > 20000000ull) { atomicAdd(giveups, 1ull); break; }
+  } while (gemv_has_sentinel(v));
+}
 // v30's count of a launch's blocks (sync[0] only grows: a launch's target is the next multiple of its nb blocks). Each block
 // adds itself once all its warps are past their stores; with `wait` it then polls until every block has (the pattern of a
 // cooperative grid's barrier: a fence, the add, volatile reads, a fence). After 20 ms a block gives up and counts itself in
@@ -2333,7 +2352,8 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
   constexpr int KK = 512 * KST, KT = 4 * KST, RS = PE || FAR ? RP : 2 * RP;   // a set's (gate, near) rows
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3, lk = 64 * g + 16 * t;
   // WT (v30, one launch for two GEMVs): 0 the grid wait, the set from the block (every kernel but v30); else the set is u0x
-  // and 1 waits for nothing, 2 for the grid (the launch's first set), 3 for the grid's other blocks (gemv_grid_count)
+  // and 1 waits for nothing, 2 for the grid (the launch's first set), 3 for the grid's other blocks (gemv_grid_count),
+  // 5 for nothing before its loop (v31: with XL 4 each step's activation is awaited where it is read)
   const int Nout = EPI == 2 ? N / 2 : N, u0 = WT ? u0x : blockIdx.x * SR + warp;   // this warp's row set
   const int nb0 = NEAR ? ((warp & 1) ? Nout : 0) + (blockIdx.x * (SR / 2) + (warp >> 1)) * RS : 0;   // NEAR: the warp's first row
   const unsigned char* pw = NEAR ? W + (size_t)nb0 * KK + lk : W + (size_t)u0 * RS * KK + lk;
@@ -2492,6 +2512,10 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
       if (XL == 1) {
         asm volatile("ld.global.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(xl[0][0].x), "=r"(xl[0][0].y), "=r"(xl[0][0].z), "=r"(xl[0][0].w) : "l"(x + 512 * st + lk) : "memory");
         asm volatile("ld.global.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(xl[0][1].x), "=r"(xl[0][1].y), "=r"(xl[0][1].z), "=r"(xl[0][1].w) : "l"(x + 512 * st + lk + 8) : "memory");
+      } else if (XL == 4) {                                  // v31: written in this launch; a lane waits for its 16 values
+        asm volatile("ld.global.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(xl[0][0].x), "=r"(xl[0][0].y), "=r"(xl[0][0].z), "=r"(xl[0][0].w) : "l"(x + 512 * st + lk) : "memory");
+        asm volatile("ld.global.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(xl[0][1].x), "=r"(xl[0][1].y), "=r"(xl[0][1].z), "=r"(xl[0][1].w) : "l"(x + 512 * st + lk + 8) : "memory");
+        gemv_await_written(x + 512 * st + lk, xl[0], sync + 1);
       } else if (XL == 2) {
         asm volatile("ld.global.nc.L1::evict_last.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(xl[0][0].x), "=r"(xl[0][0].y), "=r"(xl[0][0].z), "=r"(xl[0][0].w) : "l"(x + 512 * st + lk));
         asm volatile("ld.global.nc.L1::evict_last.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(xl[0][1].x), "=r"(xl[0][1].y), "=r"(xl[0][1].z), "=r"(xl[0][1].w) : "l"(x + 512 * st + lk + 8));
@@ -2818,9 +2842,43 @@ __global__ void __launch_bounds__(32 * SR, 1) gemv_mlp_v30(
     gemv_grid_count(sync, gridDim.x, false);               // no down rows here: count in, done
   }
 }
+// ---- v31: v30 without the count: each down step waits only for the SwiGLU values it reads -----------------------------
+// Down's step st reads h[512 st, 512 st + 512), written by the gate|up pairs of those indices, which the strided order
+// finishes round by round; so a warp that is done with its gate|up pairs can run the steps whose values are written while
+// the grid's last gate|up pairs are still streaming (the count of v30 made every warp wait for the last). h holds the
+// sentinel in every element until it is written (gemv_await_written); the launch's last block writes the sentinel over h
+// again once every block is done (sync[0] counts the blocks, only growing; sync[1] the give-ups), so h must hold it
+// before the first launch, and holds it, not the SwiGLU outputs, after each. The sums are v30's (the engine's).
+template <int SR, int GU, int KG, int DU, int KD, int DRU>
+__global__ void __launch_bounds__(32 * SR, 1) gemv_mlp_v31(
+    const unsigned char* __restrict__ Wg, const float* __restrict__ sg, const unsigned short* __restrict__ x,
+    unsigned short* __restrict__ h, const unsigned char* __restrict__ Wd, const float* __restrict__ sd,
+    const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int I, int H, unsigned long long* __restrict__ sync) {
+  const int nw = gridDim.x * SR, w = blockIdx.x * SR + (threadIdx.x >> 5);
+  constexpr int RG = (KG + GU - 1) / GU, RD = (KD + DU - 1) / DU;
+  gemv_v26_body<SR, 1, 2, GU, KG, false, 0, RG, false, false, false, false, false, false, 0, false, 0, 0, 0, 0, 2, 0, false, 0, 1, 2>(
+      Wg, sg, x, x, h, 2 * I, nullptr, w);
+  for (int u = w + nw; u < I; u += nw)
+    gemv_v26_body<SR, 1, 2, GU, KG, false, 0, RG, false, false, false, false, false, false, 0, false, 0, 0, 0, 0, 2, 0, false, 0, 1, 1>(
+        Wg, sg, x, x, h, 2 * I, nullptr, u);
+  for (int u = w; u < H / 2; u += nw)
+    gemv_v26_body<SR, 1, 1, DU, KD, true, 0, RD, false, false, true, false, false, false, 0, false, 0, 4, 0, DRU, 2, 0, false, 0, 1, 5>(
+        Wd, sd, h, res, y, H, nullptr, u, sync);
+  __shared__ int last31;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    last31 = (atomicAdd(sync, 1ull) + 1) % gridDim.x == 0;   // every other block is done reading h
+    __threadfence();
+  }
+  __syncthreads();
+  if (last31)
+    for (int i = threadIdx.x; i < I / 8; i += blockDim.x) reinterpret_cast<uint4*>(h)[i] = make_uint4(~0u, ~0u, ~0u, ~0u);
+}
 #ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 template __global__ void gemv_mlp_v30<20, 2, 10, 2, 34, 2>(const unsigned char*, const float*, const unsigned short*, unsigned short*, const unsigned char*, const float*, const unsigned short*, unsigned short*, int, int, unsigned long long*);
 template __global__ void gemv_mlp_v30<16, 2, 10, 2, 34, 2>(const unsigned char*, const float*, const unsigned short*, unsigned short*, const unsigned char*, const float*, const unsigned short*, unsigned short*, int, int, unsigned long long*);
+template __global__ void gemv_mlp_v31<20, 2, 10, 2, 34, 2>(const unsigned char*, const float*, const unsigned short*, unsigned short*, const unsigned char*, const float*, const unsigned short*, unsigned short*, int, int, unsigned long long*);
 #endif
 
 // ---- lm_head: bf16 weights over a row set, fused with argmax --------------------------------------------

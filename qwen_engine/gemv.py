@@ -16,11 +16,11 @@ __all__ = ['BLOCK', 'ENGINE_KERNELS', 'V3_KERNELS', 'V8_SWEEP', 'V8_KERNELS', 'V
            'v8_plan', 'v8_smem', 'v8_scratch', 'v13_grid', 'v13_scratch', 'v20_smem', 'v14_smem', 'v22_smem',
            'stream_probe', 'gemv', 'lm_head_scratch', 'lm_head', 'head_keys', 'decode_head_keys', 'head_topk_ok',
            'head_topk_capacity', 'head_topk_scratch', 'head_topk_reference', 'head_topk', 'engine_plan',
-           'engine_scratch', 'engine_kwargs', 'engine_gemv', 'mlp_v30', 'engine_choice', 'synth_fp8', 'torch_epilogue',
-           'check_gemv', 'check_ok', 'check_multirow_identity', 'bytes_of', 'time_engine', 'time_gemv',
-           'time_scaled_mm', 'check_lm_head', 'check_lm_head_topk', 'bandwidth_now', 'sweep', 'M_PAD_BYTES',
-           'best_choice', 'token_graph', 'time_lm_head', 'run_all', 'bench_register', 'checks_table', 'best_by_variant',
-           'speed_table', 'speed_plot']
+           'engine_scratch', 'engine_kwargs', 'engine_gemv', 'mlp_one_launch', 'engine_choice', 'synth_fp8',
+           'torch_epilogue', 'check_gemv', 'check_ok', 'check_multirow_identity', 'bytes_of', 'time_engine',
+           'time_gemv', 'time_scaled_mm', 'check_lm_head', 'check_lm_head_topk', 'bandwidth_now', 'sweep',
+           'M_PAD_BYTES', 'best_choice', 'token_graph', 'time_lm_head', 'run_all', 'bench_register', 'checks_table',
+           'best_by_variant', 'speed_table', 'speed_plot']
 
 # %% ../nbs/06_gemv.ipynb #9b77fff9
 import functools, math, time
@@ -790,23 +790,28 @@ def engine_gemv(q, scale, x, epi: int, res, out, scratch, pdl: bool = False):
     "The engine's GEMV for this shape: its plan's variant and configuration (`scratch` from engine_scratch)."
     return gemv(q, scale, x, epi, res, out=out, scratch=scratch, pdl=pdl, **engine_kwargs(*q.shape, epi))
 
-def mlp_v30(gu, x, down, res, act, out, sync, SR: int = 20, GU: int = 2, DU: int = 2, DRU: int = 2, XLD: int = 1, pdl: bool = False):
-    """v30: out = res + down(SwiGLU(gate|up(x))) in one launch (chapter 06's v30: the engine's two GEMVs' bodies and sums,
-    a count of the grid between them). `gu`, `down`: (e4m3 weights, fp32 scales); `act` receives the SwiGLU outputs;
-    `sync`: two int64 on the GPU, zero at first, kept from launch to launch (its count only grows; sync[1] counts give-ups)."""
+def mlp_one_launch(gu, x, down, res, act, out, sync, variant: int = 30, SR: int = 20, GU: int = 2, DU: int = 2, DRU: int = 2, XLD: int = 1,
+                   pdl: bool = False):
+    """out = res + down(SwiGLU(gate|up(x))) in one launch (chapter 06's v30 and v31: the engine's two GEMVs' bodies and sums).
+    v30 counts the grid between them; v31 has each down step wait for the SwiGLU values it reads, `act` holding the sentinel
+    0xFFFF before the first launch (it holds it again after each: the launch's last block writes it back). `gu`, `down`:
+    (e4m3 weights, fp32 scales); `sync`: two int64 on the GPU, zero at first, kept from launch to launch (sync[0] only grows,
+    sync[1] counts give-ups). XLD (v30): 0 reads the activation by the read-only path (timing only: it is written in the launch)."""
     import numpy as np
     (wg, sg), (wd, sd) = gu, down
     I2, H = wg.shape
     I = I2 // 2
     if wd.shape != (H, I) or x.shape != (1, H) or res.shape != (1, H) or act.shape != (1, I) or out.shape != (1, H):
-        raise ValueError(f"v30: gate|up {tuple(wg.shape)}, down {tuple(wd.shape)}, x {tuple(x.shape)}, res {tuple(res.shape)}, "
+        raise ValueError(f"v{variant}: gate|up {tuple(wg.shape)}, down {tuple(wd.shape)}, x {tuple(x.shape)}, res {tuple(res.shape)}, "
                          f"act {tuple(act.shape)}, out {tuple(out.shape)} do not form one MLP at batch 1")
+    if variant not in (30, 31): raise ValueError(f"variant {variant}: one launch for the MLP is v30 or v31")
     sms = torch.cuda.get_device_properties(wg.device).multi_processor_count
     if H % 512 or I % 512 or (H // 2) % SR or sms * SR > I:
-        raise ValueError(f"v30 needs K multiples of 512, H / 2 a multiple of SR = {SR} and at most I = {I} warps ({sms} x {SR})")
-    if sync.dtype != torch.int64 or sync.numel() < 2: raise ValueError("v30: sync must hold two int64 counters")
-    k = get_kernel("gemv", f"gemv_mlp_v30<{SR}, {GU}, {H // 512}, {DU}, {I // 512}, {DRU}, {XLD}>")
-    launch(k, (sms,), (32 * SR,), (wg, sg, x, act, wd, sd, res, out, np.int32(I), np.int32(H), sync), pdl=pdl)
+        raise ValueError(f"v{variant} needs K multiples of 512, H / 2 a multiple of SR = {SR} and at most I = {I} warps ({sms} x {SR})")
+    if sync.dtype != torch.int64 or sync.numel() < 2: raise ValueError(f"v{variant}: sync must hold two int64 counters")
+    name = f"gemv_mlp_v30<{SR}, {GU}, {H // 512}, {DU}, {I // 512}, {DRU}, {XLD}>" if variant == 30 else \
+           f"gemv_mlp_v31<{SR}, {GU}, {H // 512}, {DU}, {I // 512}, {DRU}>"
+    launch(get_kernel("gemv", name), (sms,), (32 * SR,), (wg, sg, x, act, wd, sd, res, out, np.int32(I), np.int32(H), sync), pdl=pdl)
     return out
 
 def engine_choice(N: int, K: int, epi: int) -> tuple:
