@@ -2819,19 +2819,30 @@ template __global__ void gemv_fp8_v29<4, 1, 3, 12, 5, true>(const unsigned char*
 // (PDL) and releases the next launch. Then each warp of a block with down rows asks for its pair's first run (EK), and the
 // block counts itself in and waits for every block (gemv_grid_count). Down (H rows, K = 512 KD): v26lp's body (DU steps a
 // run, loops of DRU runs), pair w, then w + NW, ... where the grid has fewer warps than pairs; XLD 1 reads the activation
-// by plain ld.global (it was written in this launch), 0 by the read-only path (for comparison only).
-template <int SR, int GU, int KG, int DU, int KD, int DRU, int XLD = 1>
+// by plain ld.global (it was written in this launch), 0 by the read-only path (for comparison only). Diagnostics (timing
+// only): PRB, lane 0 of each warp writes %globaltimer at its start, when its gate|up pairs are done and at its end into
+// sync[4 + 3 w ...]; GUO, gate|up alone (no count, no down).
+template <int SR, int GU, int KG, int DU, int KD, int DRU, int XLD = 1, bool PRB = false, bool GUO = false>
 __global__ void __launch_bounds__(32 * SR, 1) gemv_mlp_v30(
     const unsigned char* __restrict__ Wg, const float* __restrict__ sg, const unsigned short* __restrict__ x,
     unsigned short* __restrict__ h, const unsigned char* __restrict__ Wd, const float* __restrict__ sd,
     const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int I, int H, unsigned long long* __restrict__ sync) {
   const int nw = gridDim.x * SR, w = blockIdx.x * SR + (threadIdx.x >> 5);
   constexpr int RG = (KG + GU - 1) / GU, RD = (KD + DU - 1) / DU;
+  auto mark = [&](int k) {
+    if (!PRB || (threadIdx.x & 31)) return;
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t) :: "memory");
+    sync[4 + 3 * w + k] = t;
+  };
+  mark(0);
   gemv_v26_body<SR, 1, 2, GU, KG, false, 0, RG, false, false, false, false, false, false, 0, false, 0, 0, 0, 0, 2, 0, false, 0, 1, 2>(
       Wg, sg, x, x, h, 2 * I, nullptr, w);                  // nw <= I (the launcher checks): every warp has a first pair
   for (int u = w + nw; u < I; u += nw)
     gemv_v26_body<SR, 1, 2, GU, KG, false, 0, RG, false, false, false, false, false, false, 0, false, 0, 0, 0, 0, 2, 0, false, 0, 1, 1>(
         Wg, sg, x, x, h, 2 * I, nullptr, u);
+  mark(1);
+  if (GUO) { mark(2); return; }
   if ((int)blockIdx.x * SR < H / 2) {                       // H / 2 % SR == 0 (the launcher checks): all or none of a block's warps
     gemv_v26_body<SR, 1, 1, DU, KD, true, 0, RD, false, false, true, false, false, false, 0, false, 0, XLD, 0, DRU, 2, 0, false, 0, 1, 3>(
         Wd, sd, h, res, y, H, nullptr, w, sync);
@@ -2841,6 +2852,7 @@ __global__ void __launch_bounds__(32 * SR, 1) gemv_mlp_v30(
   } else {
     gemv_grid_count(sync, gridDim.x, false);               // no down rows here: count in, done
   }
+  mark(2);
 }
 // ---- v31: v30 without the count: each down step waits only for the SwiGLU values it reads -----------------------------
 // Down's step st reads h[512 st, 512 st + 512), written by the gate|up pairs of those indices, which the strided order

@@ -791,12 +791,14 @@ def engine_gemv(q, scale, x, epi: int, res, out, scratch, pdl: bool = False):
     return gemv(q, scale, x, epi, res, out=out, scratch=scratch, pdl=pdl, **engine_kwargs(*q.shape, epi))
 
 def mlp_one_launch(gu, x, down, res, act, out, sync, variant: int = 30, SR: int = 20, GU: int = 2, DU: int = 2, DRU: int = 2, XLD: int = 1,
-                   pdl: bool = False):
+                   pdl: bool = False, PRB: bool = False, GUO: bool = False):
     """out = res + down(SwiGLU(gate|up(x))) in one launch (chapter 06's v30 and v31: the engine's two GEMVs' bodies and sums).
     v30 counts the grid between them; v31 has each down step wait for the SwiGLU values it reads, `act` holding the sentinel
     0xFFFF before the first launch (it holds it again after each: the launch's last block writes it back). `gu`, `down`:
     (e4m3 weights, fp32 scales); `sync`: two int64 on the GPU, zero at first, kept from launch to launch (sync[0] only grows,
-    sync[1] counts give-ups). XLD (v30): 0 reads the activation by the read-only path (timing only: it is written in the launch)."""
+    sync[1] counts give-ups). XLD (v30): 0 reads the activation by the read-only path (timing only: it is written in the launch);
+    PRB (v30, a diagnostic): each warp's start, gate|up end and end into sync[4 + 3 w ...] (sync holds 4 + 3 x its warps);
+    GUO (v30, timing only): gate|up alone."""
     import numpy as np
     (wg, sg), (wd, sd) = gu, down
     I2, H = wg.shape
@@ -808,8 +810,9 @@ def mlp_one_launch(gu, x, down, res, act, out, sync, variant: int = 30, SR: int 
     sms = torch.cuda.get_device_properties(wg.device).multi_processor_count
     if H % 512 or I % 512 or (H // 2) % SR or sms * SR > I:
         raise ValueError(f"v{variant} needs K multiples of 512, H / 2 a multiple of SR = {SR} and at most I = {I} warps ({sms} x {SR})")
-    if sync.dtype != torch.int64 or sync.numel() < 2: raise ValueError(f"v{variant}: sync must hold two int64 counters")
-    name = f"gemv_mlp_v30<{SR}, {GU}, {H // 512}, {DU}, {I // 512}, {DRU}, {XLD}>" if variant == 30 else \
+    if sync.dtype != torch.int64 or sync.numel() < (4 + 3 * sms * SR if PRB else 2):
+        raise ValueError(f"v{variant}: sync must hold two int64 counters (4 + 3 x {sms * SR} with PRB)")
+    name = f"gemv_mlp_v30<{SR}, {GU}, {H // 512}, {DU}, {I // 512}, {DRU}, {XLD}, {str(PRB).lower()}, {str(GUO).lower()}>" if variant == 30 else \
            f"gemv_mlp_v31<{SR}, {GU}, {H // 512}, {DU}, {I // 512}, {DRU}>"
     launch(get_kernel("gemv", name), (sms,), (32 * SR,), (wg, sg, x, act, wd, sd, res, out, np.int32(I), np.int32(H), sync), pdl=pdl)
     return out
