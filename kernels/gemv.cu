@@ -134,6 +134,12 @@
 //   v29 gemv_fp8_v29<SR, EPI, U, KST, MINB, DRY>: one row pair a warp, its two K halves as two chains, met as v23's split meets
 //      them (bit-identical to v14's K split of 2). DRY 96-99 % on down, 92-96 % on out_proj; with the math 74-80 / 69-83 %:
 //      lost (gemv_v29_h200.json, gemv_v29dry_h200.json).
+//   v30 gemv_mlp_v30<SR, GU, KG, DU, KD, DRU, XLD, PRB, GUO>: gate|up and down in one launch (one block of SR warps an SM,
+//      gate|up's pairs strided over the grid, a count of the grid, down), the engine's bodies and sums: bit-identical to
+//      its two launches. Lost: alone 69-70 us vs the pair's 63-65, the step 7.63-7.71 ms vs 7.33-7.42 at 1K; the gate|up
+//      phase reads 89 % vs 92 % (96 registers) and 59 % of the warps run a seventh pair while the rest wait at the count
+//      (gemv_v30_h200.json, gemv_v30p_h200.json). v31 gemv_mlp_v31<...>: v30 without the count, each down step awaiting
+//      its 512 SwiGLU values (a sentinel until written): 71.5 us alone, the step 7.81 ms (gemv_v31_h200.json). Lost.
 //   lm_head_bf16_v2<S>: the same structure for the bf16 vocabulary projection over a row set, with argmax.
 //   lm_head_bf16_v3<SR, RP, MT, D>: the head with v13's whole-row streams (bf16 pairs permuted, no widening), a D-step
 //      ring; the same per-block argmax partials. 667 us alone vs v2's 687, 0.01 ms slower in the step (head_v3_h200.json).

@@ -926,3 +926,50 @@ def test_one_shape_plans_builds_the_plans(monkeypatch):
     assert got["described"] == {"engine": {}, "cfg 1": {"gate|up": [1, 2]}, "cfg 3": {"gate|up": [3, 4]}}
     got["extra"](None, {})
     assert got["builds"] == {"cfg 1": (shape, dict(S=2, c=(1, 2))), "cfg 3": (shape, dict(S=2, c=(3, 4)))} and got["names"] == {shape: "gate|up"}
+
+
+def test_mlp_one_launch_names_and_errors(monkeypatch):
+    """v30 and v31 through mlp_one_launch: the kernel named with the model's K steps, one block of SR warps an SM, and clear
+    errors for shapes that do not form one MLP at batch 1, an unknown variant, a warp count that does not divide the down
+    pairs, and a sync buffer too small for PRB's marks (each raised before anything is launched)."""
+    from qwen_engine import gemv as G
+    named, grids = _mocked_launcher(monkeypatch)
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda dev: type("P", (), dict(multi_processor_count=132))())
+    I, H = 17408, 5120
+    gu, dn = (torch.zeros(2 * I, H, dtype=torch.uint8), torch.zeros(2 * I // 128, H // 128)), (torch.zeros(H, I, dtype=torch.uint8), torch.zeros(H // 128, I // 128))
+    x, res, y = (torch.zeros(1, H, dtype=torch.bfloat16) for _ in range(3))
+    act = torch.zeros(1, I, dtype=torch.bfloat16)
+    sync = torch.zeros(2, dtype=torch.int64)
+    G.mlp_one_launch(gu, x, dn, res, act, y, sync)
+    assert named[-1] == "gemv_mlp_v30<20, 2, 10, 2, 34, 2, 1, false, false>" and grids[-1][0] == (132,)
+    G.mlp_one_launch(gu, x, dn, res, act, y, sync, variant=31)
+    assert named[-1] == "gemv_mlp_v31<20, 2, 10, 2, 34, 2>" and grids[-1][0] == (132,)
+    n = len(grids)
+    with pytest.raises(ValueError, match="do not form one MLP"): G.mlp_one_launch(gu, x, dn, res, torch.zeros(1, H, dtype=torch.bfloat16), y, sync)
+    with pytest.raises(ValueError, match="do not form one MLP"): G.mlp_one_launch(gu, x, (dn[0][:, :H], dn[1]), res, act, y, sync)
+    with pytest.raises(ValueError, match="v30 or v31"): G.mlp_one_launch(gu, x, dn, res, act, y, sync, variant=29)
+    with pytest.raises(ValueError, match="multiple of SR"): G.mlp_one_launch(gu, x, dn, res, act, y, sync, SR=24)
+    with pytest.raises(ValueError, match="two int64"): G.mlp_one_launch(gu, x, dn, res, act, y, sync, PRB=True)
+    assert len(grids) == n                                   # nothing launched by a call that raised
+
+
+def test_mlp_in_one_launch_lost():
+    """gemv_v30_h200, gemv_v31_h200, gemv_v30p_h200 (chapter 06): every build's outputs bit-identical to the engine's two
+    launches on the same inputs, no give-ups, greedy tokens the engine's; and every build slower than the engine's pair alone
+    and in every repeat of the step at 1K and 32K: lost, so the engine runs neither."""
+    from qwen_engine.gemv import ENGINE_KERNELS
+    for name in ("gemv_v30_h200", "gemv_v31_h200"):
+        d = read_record(name)["data"]
+        assert d["errors"] == [] and all(r["out_identical"] and r["giveups"] == 0 for r in d["identity"])
+        assert all(r.get("act_identical", r.get("act_sentinel_after")) for r in d["identity"])
+        assert all(v == 0 for v in d["giveups_at_end"].values())
+        us = lambda p: [t["us"] for t in d["alone"] if t["plan"] == p]
+        ms = lambda p, c: [t["ms"] for t in d["timings"] if t["plan"] == p and t["ctx"] == c]
+        for p in d["plans"]:
+            if p == "engine": continue
+            assert d["tokens"][p] == d["tokens"]["engine"] and len(ms(p, 1024)) == 3
+            assert min(us(p)) > max(us("engine pair")), (name, p)
+            assert all(min(ms(p, c)) > max(ms("engine", c)) for c in (1024, 32768)), (name, p)
+    p = read_record("gemv_v30p_h200")["data"]
+    assert p["errors"] == [] and p["checks"]["v30 PRB"]["out_identical"] and p["checks"]["v30 GUO"]["act_identical"]
+    assert not any("mlp_v3" in k for k in ENGINE_KERNELS)
