@@ -1593,6 +1593,67 @@ template <> struct at_group_barriers<AtRingGS> { static constexpr int value = 2;
 template <> struct at_group_barriers<AtRingN> { static constexpr int value = 1; };
 template <> struct at_group_barriers<AtRingGR> { static constexpr int value = 3; };     // 3: release and acquire
 template <> struct at_group_barriers<AtRingGP> { static constexpr int value = 1; };
+// v23's ring (attn_fused_v17): v18's barriers and merge, and each block drops from L2, without a write-back, the scratch
+// lines nothing reads again before the next launch writes them (discard.global.L2): the partials, once the merge has read
+// them (read in whole lines, one reader a line: at_merge_group_lines), and the interior lines of its partition's scores,
+// once pass 2 has read them. Chapter 01 priced a burst of writes between long reads at five to six times its bytes, and
+// these are 1.6 MB of partials a layer (P x Hq x D floats) and, at 32K, 1.5 MB of scores. The values are v18's, in its
+// order: bit-identical outputs; the scratch holds nothing defined after the launch.
+struct AtRingGD : AtRing {};
+template <> struct at_group_barriers<AtRingGD> { static constexpr int value = 1; };
+template <class Ring> struct at_discards { static constexpr bool value = false; };
+template <> struct at_discards<AtRingGD> { static constexpr bool value = true; };
+__device__ __forceinline__ void at_discard_line(const void* p) { asm volatile("discard.global.L2 [%0], 128;" :: "l"(p) : "memory"); }
+// v23's gate: at_group_gate's for the outputs at_merge_group_lines gives this thread in its first batch.
+template <int G>
+__device__ __forceinline__ float at_group_gate_lines(const unsigned short* __restrict__ qkv, int g, int Hq, int P, int M, int stride, int buf_floats) {
+  const int nch = M * G * AT_D / 32, cpb = min(256, buf_floats / P) / 32, mine = (nch - (int)blockIdx.x + P - 1) / P;
+  if ((int)threadIdx.x / 32 >= min(cpb, mine)) return 0.f;
+  const int ol = 32 * ((int)blockIdx.x + P * ((int)threadIdx.x / 32)) + (int)threadIdx.x % 32;
+  const int r = ol / (G * AT_D), h = g * G + (ol / AT_D) % G, d = ol % AT_D;
+  const float gate = qe_bf16_to_f32(qkv[(size_t)r * stride + h * 2 * AT_D + AT_D + d]);
+  return qe_round_bf16(1.f / (1.f + expf(-gate)));
+}
+// v23's merge: at_merge_group_spread's sums (each output's P partials staged in shared memory, added in partition order from
+// 0.f, rounded and gated: bit-identical) over another split of the group's outputs: chunks of 32 (32 dims of one head and
+// row, so one 128-byte line of each partition's partials), chunk c to block c mod P, up to 8 chunks a batch. Every line of
+// partials then has one reader, which drops it from L2 once its batch is staged (DISCARD).
+template <int G, bool DISCARD>
+__device__ __forceinline__ void at_merge_group_lines(const float* opart, const unsigned short* __restrict__ qkv, unsigned short* __restrict__ out,
+                                                     float* buf, int buf_floats, int g, int Hq, int P, int M, int stride, float sg0) {
+  const int tid = threadIdx.x, nch = M * G * AT_D / 32, cpb = min(256, buf_floats / P) / 32, mine = (nch - (int)blockIdx.x + P - 1) / P;
+  auto glob = [&](int ol) { return ((ol / (G * AT_D)) * Hq + g * G + (ol / AT_D) % G) * AT_D + ol % AT_D; };   // (r, h, d) -> v13's index
+  auto part = [&](int o, int i) { return opart + ((size_t)(o / AT_D) * P + i) * AT_D + o % AT_D; };
+  for (int k0 = 0; k0 < mine; k0 += cpb) {
+    const int nk = min(cpb, mine - k0), nbat = 32 * nk;
+#pragma unroll 8
+    for (int e = tid; e < nbat * P; e += 256) {                        // e = i * nbat + k: partial i of the batch's output k
+      const int i = e / nbat, k = e % nbat;
+      buf[e] = __ldcg(part(glob(32 * ((int)blockIdx.x + P * (k0 + k / 32)) + k % 32), i));
+    }
+    __syncthreads();
+    if (DISCARD)
+      for (int e = tid; e < nk * P; e += 256) at_discard_line(part(glob(32 * ((int)blockIdx.x + P * (k0 + e / P))), e % P));
+    if (tid < nbat) {
+      float acc = 0.f;
+      for (int i = 0; i < P; ++i) acc += buf[i * nbat + tid];
+      const int o = glob(32 * ((int)blockIdx.x + P * (k0 + tid / 32)) + tid % 32), rh = o / AT_D;
+      if (k0 == 0) out[(size_t)rh * AT_D + o % AT_D] = qe_f32_to_bf16(qe_round_bf16(acc) * sg0);
+      else at_gate_out(acc, qkv, out, rh / Hq, rh % Hq, o % AT_D, Hq, stride);
+    }
+    __syncthreads();
+  }
+}
+// v23: once pass 2 has read them, the lines of this block's scores whose 64 keys all lie in its partition (row r, head h).
+template <int G>
+__device__ __forceinline__ void at_discard_scores(const unsigned short* scores, int pos0, int P, int p, int g, int Hq, int M, int max_ctx) {
+  for (int r = 0; r < M; ++r) {
+    int a, b; at_range(pos0 + r + 1, P, p, a, b);
+    const int l0 = (a + 63) / 64, nl = max(0, b / 64 - l0);
+    for (int e = threadIdx.x; e < G * nl; e += blockDim.x)
+      at_discard_line(scores + ((size_t)r * Hq + g * G + e % G) * max_ctx + 64 * (l0 + e / G));
+  }
+}
 template <int G, class Ring, bool PROBE = false, int VPF = 0, int VCAP = 0, bool TC = false, bool EN = false>
 __device__ __forceinline__ void at_fused_body(const Ring& R, unsigned char* ring, float (&red)[8][G], unsigned short (&qs)[G][AT_D],
                                               unsigned short (&prb)[256][8], float (&gm)[G], float (&gl)[G], int& last,
@@ -1637,12 +1698,15 @@ __device__ __forceinline__ void at_fused_body(const Ring& R, unsigned char* ring
   else at_pass2_v3<G, false>(R, gbase, true, ring, prb, gm, gl, last, vc, table, ntab, pos0, scores, stats, opart, nullptr, nullptr,
                              nullptr, Hq, Hkv, P, M, max_ctx, stride);
   at_mark(5);                                                           // pass 2: this block's partials written
+  if constexpr (at_discards<Ring>::value) at_discard_scores<G>(scores, pos0, P, p, g, Hq, M, max_ctx);   // v23
   if constexpr (GB > 0) {
-    const float sg0 = at_group_gate<G>(qkv, g, Hq, P, M, stride, AT_RING_BYTES / 4);
+    const float sg0 = at_discards<Ring>::value ? at_group_gate_lines<G>(qkv, g, Hq, P, M, stride, AT_RING_BYTES / 4)
+                                               : at_group_gate<G>(qkv, g, Hq, P, M, stride, AT_RING_BYTES / 4);
     if constexpr (GB == 3) at_count_barrier_ra(gctr, sync + 1, gridDim.x);
     else at_count_barrier<GB == 1>(gctr, sync + 1, gridDim.x);          // the group's partials are written
     at_mark(6);
-    at_merge_group_spread<G>(opart, qkv, out, (float*)ring, AT_RING_BYTES / 4, g, Hq, P, M, stride, sg0);
+    if constexpr (at_discards<Ring>::value) at_merge_group_lines<G, true>(opart, qkv, out, (float*)ring, AT_RING_BYTES / 4, g, Hq, P, M, stride, sg0);
+    else at_merge_group_spread<G>(opart, qkv, out, (float*)ring, AT_RING_BYTES / 4, g, Hq, P, M, stride, sg0);
   } else {
     at_grid_barrier(sync, gridDim.x * gridDim.y);                       // every block's partials are written
     at_mark(6);
@@ -1662,6 +1726,7 @@ __device__ __forceinline__ AtRingGS at_ring_make(const AtRingGS*, unsigned char*
 __device__ __forceinline__ AtRingN at_ring_make(const AtRingN*, unsigned char* ring, unsigned long long* bars) { AtRingN r; static_cast<AtRing&>(r) = at_ring_init(ring, bars); return r; }
 __device__ __forceinline__ AtRingGR at_ring_make(const AtRingGR*, unsigned char* ring, unsigned long long* bars) { AtRingGR r; static_cast<AtRing&>(r) = at_ring_init(ring, bars); return r; }
 __device__ __forceinline__ AtRingGP at_ring_make(const AtRingGP*, unsigned char* ring, unsigned long long* bars) { AtRingGP r; static_cast<AtRing&>(r) = at_ring_init(ring, bars); return r; }
+__device__ __forceinline__ AtRingGD at_ring_make(const AtRingGD*, unsigned char* ring, unsigned long long* bars) { AtRingGD r; static_cast<AtRing&>(r) = at_ring_init(ring, bars); return r; }
 struct AtRingL;                                                          // v9's ring (below)
 __device__ __forceinline__ AtRingL at_ring_make(const AtRingL*, unsigned char* ring, unsigned long long* bars);
 // The fused kernels' parameters and arguments (v6 and every variant of it take the same; its probe build adds a buffer).
@@ -1993,6 +2058,11 @@ template <int G>
 __global__ void __launch_bounds__(256, 2) attn_fused_v16(AT_FUSED_PARAMS) {
   at_fused_kernel<G, AtRingGP, false, 0, 0, true>(AT_FUSED_ARGS, nullptr);
 }
+// v23 (attn_fused_v17): v18 with its dead scratch dropped from L2 without a write-back (AtRingGD). Bit-identical outputs.
+template <int G>
+__global__ void __launch_bounds__(256, 2) attn_fused_v17(AT_FUSED_PARAMS) {
+  at_fused_kernel<G, AtRingGD, false, 0, 0, true>(AT_FUSED_ARGS, nullptr);
+}
 // The probe builds of v13 and v18 (at_fused_body's PROBE marks, as attn_fused_v1p for v6): when each block passes each phase
 // (results/explore_attention_probe18.py). Their outputs are their kernels' bit for bit.
 template <int G>
@@ -2007,6 +2077,7 @@ __global__ void __launch_bounds__(256, 2) attn_fused_v12p(AT_FUSED_PARAMS, unsig
 #ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 template __global__ void attn_fused_v15<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
 template __global__ void attn_fused_v16<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
+template __global__ void attn_fused_v17<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
 template __global__ void attn_fused_v7p<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float, unsigned long long*);
 template __global__ void attn_fused_v12p<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float, unsigned long long*);
 template __global__ void attn_fused_v14<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
