@@ -84,6 +84,10 @@
 //   v21 (attn_fused_v15): v18 whose barriers add with release semantics and poll with acquire reads, no sleep (AtRingGR,
 //      at_count_barrier_ra). Bit-identical to v18; alone 15.2 against 15.7 us at 1K, a tie at 32K, 153.5 against 152.5 at
 //      128K; the step a tie (results/attention_v21_h200.json, attention_v21_step_h200.json). Not adopted.
+//   v23 (attn_fused_v17): v18 whose blocks drop their dead scratch from L2 without a write-back (discard.global.L2: the
+//      partials once merged, read in whole lines; the scores' interior lines once pass 2 has read them; AtRingGD). Outputs
+//      bit-identical to v18; faster alone (32K 47.8 us against 49.0 with PDL), a tie in the step at 1K and 0.009 ms slower
+//      at 32K (attention_v23_h200.json, attention_v23_step_h200.json). Not adopted.
 //   v22 (attn_fused_v16): v18 with pass 1's stages asked for and consumed in a rotated order (AtRingRot). Bit-identical to
 //      v18; slower: 32K 49.9 against 49.2 us with PDL, 128K 153.1 against 151.9, the step 0.01 ms slower at 32K
 //      (results/attention_v22_h200.json, attention_v22_step_h200.json). Lost.

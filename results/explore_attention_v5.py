@@ -199,7 +199,7 @@ def main(out_dir, name="attention_v5_h200", what=WHAT5, script="explore_attentio
     print(f"v6/v8 barrier (or v8 ring) give-ups while timing (each one = a wrong output and 20 ms): {gu or 'none'}")
     if out_dir:
         from qwen_engine.runtime import write_record
-        write_record(name, what, f"PYTHONPATH=. python3 results/{script} " + str(out_dir), data, out_dir=out_dir)
+        write_record(name, what, f"PYTHONPATH=. python3 results/{script} OUT_DIR", data, out_dir=out_dir)
     return data
 
 
