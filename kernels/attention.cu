@@ -962,7 +962,8 @@ __device__ __forceinline__ unsigned at_pass1_v5(const Ring& R, const unsigned sh
                                                 const unsigned short* __restrict__ rope, const int* __restrict__ table, int ntab,
                                                 unsigned short* kc, unsigned short* vc, unsigned short* scores,
                                                 float* __restrict__ stats, int Hq, int Hkv, int P, int M, int max_ctx,
-                                                int stride, float eps, float (&red)[8][G], unsigned short (&qs)[G][AT_D]) {
+                                                int stride, float eps, float (&red)[8][G], unsigned short (&qs)[G][AT_D],
+                                                bool started0 = false) {   // v24: row 0's first copies issued before the grid wait
   const int p = blockIdx.x, g = blockIdx.y, tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int gr = lane >> 2, t = lane & 3;
   const size_t koff = (size_t)Hq * 2 * AT_D + g * AT_D, voff = koff + (size_t)Hkv * AT_D;
@@ -980,7 +981,7 @@ __device__ __forceinline__ unsigned at_pass1_v5(const Ring& R, const unsigned sh
     const int nst = (b - a + AT_STAGE - 1) / AT_STAGE;
     const bool early = NR || !(pos0 < b && pos0 + r >= a);             // no new key (pos0 .. pos0 + r) in [a, b)
     const int bc = NR ? min(b, pos0) : b;                               // NR: the copies stop before the first new key
-    if (early) R.start(kc, table, ntab, Hkv, g, a, bc, nst, gbase, true);  // (the ring is idle: the last row ended in barriers)
+    if (early && !(started0 && r == 0)) R.start(kc, table, ntab, Hkv, g, a, bc, nst, gbase, true);  // (the ring is idle: the last row ended in barriers)
     if constexpr (EARLY_NEW) {
       if (!early) R.start_split(kc, table, ntab, Hkv, g, a, b, nst, gbase, max(a, pos0), false);
       if (r == 0 && p == 0 && warp < M && at_page(table, ntab, pos0 + warp) >= 0) {   // the appends, after the first copies
@@ -1607,6 +1608,14 @@ struct AtRingGD : AtRing {};
 template <> struct at_group_barriers<AtRingGD> { static constexpr int value = 1; };
 template <class Ring> struct at_discards { static constexpr bool value = false; };
 template <> struct at_discards<AtRingGD> { static constexpr bool value = true; };
+// v24's ring (attn_fused_v18): v18's barriers and merge, and a block whose partition holds no new key of row 0 issues pass
+// 1's first copies of row 0 before its grid wait, as the GEMVs' EK builds ask for their first weights: the key rows below
+// the step's position were written by this layer's launches of earlier steps, the page table and ctl[0] by the host and
+// the step's last kernel, none by the kernel before this one. The same copies into the same slots: bit-identical to v18.
+struct AtRingGE : AtRing {};
+template <> struct at_group_barriers<AtRingGE> { static constexpr int value = 1; };
+template <class Ring> struct at_prewait_copies { static constexpr bool value = false; };
+template <> struct at_prewait_copies<AtRingGE> { static constexpr bool value = true; };
 __device__ __forceinline__ void at_discard_line(const void* p) { asm volatile("discard.global.L2 [%0], 128;" :: "l"(p) : "memory"); }
 // v23's gate: at_group_gate's for the outputs at_merge_group_lines gives this thread in its first batch.
 template <int G>
@@ -1671,6 +1680,13 @@ __device__ __forceinline__ void at_fused_body(const Ring& R, unsigned char* ring
   unsigned long long* const mark = PROBE ? probe + (size_t)(blockIdx.y * gridDim.x + blockIdx.x) * AT_NPROBE : nullptr;
   auto at_mark = [&](int i) { if (PROBE && threadIdx.x == 0) mark[i] = at_ns(); };
   at_mark(0);                                                           // the ring is made
+  bool started0 = false;
+  if constexpr (at_prewait_copies<Ring>::value) {                       // v24: row 0's first key copies before the wait
+    const int pe = ctl[0];
+    int a, b; at_range(pe + 1, P, blockIdx.x, a, b);
+    started0 = !(pe < b && pe >= a);                                    // no new key in [a, b): every row it copies is older
+    if (started0) R.start(kc, table, ntab, Hkv, blockIdx.y, a, b, (b - a + AT_STAGE - 1) / AT_STAGE, 0u, false);
+  }
   qe_grid_wait();
   at_mark(1);
   const int pos0 = ctl[0], p = blockIdx.x, g = blockIdx.y;
@@ -1682,7 +1698,7 @@ __device__ __forceinline__ void at_fused_body(const Ring& R, unsigned char* ring
     AtRingRot R1; static_cast<AtRing&>(R1) = static_cast<const AtRing&>(R);
     gbase = at_pass1_v5<G, true, AtRingRot, EN>(R1, qkv, pos0, qw, kw, rope, table, ntab, kc, vc, scores, stats, Hq, Hkv, P, M, max_ctx, stride, eps, red, qs);
   }
-  else gbase = at_pass1_v5<G, true, Ring, EN>(R, qkv, pos0, qw, kw, rope, table, ntab, kc, vc, scores, stats, Hq, Hkv, P, M, max_ctx, stride, eps, red, qs);
+  else gbase = at_pass1_v5<G, true, Ring, EN>(R, qkv, pos0, qw, kw, rope, table, ntab, kc, vc, scores, stats, Hq, Hkv, P, M, max_ctx, stride, eps, red, qs, started0);
   at_mark(2);                                                           // pass 1: scores and statistics written
   if constexpr (!at_values_after_barrier<Ring>::value) {                // row 0's first value stages, before the barrier
     int a, b; at_range(pos0 + 1, P, p, a, b);
@@ -1731,6 +1747,7 @@ __device__ __forceinline__ AtRingN at_ring_make(const AtRingN*, unsigned char* r
 __device__ __forceinline__ AtRingGR at_ring_make(const AtRingGR*, unsigned char* ring, unsigned long long* bars) { AtRingGR r; static_cast<AtRing&>(r) = at_ring_init(ring, bars); return r; }
 __device__ __forceinline__ AtRingGP at_ring_make(const AtRingGP*, unsigned char* ring, unsigned long long* bars) { AtRingGP r; static_cast<AtRing&>(r) = at_ring_init(ring, bars); return r; }
 __device__ __forceinline__ AtRingGD at_ring_make(const AtRingGD*, unsigned char* ring, unsigned long long* bars) { AtRingGD r; static_cast<AtRing&>(r) = at_ring_init(ring, bars); return r; }
+__device__ __forceinline__ AtRingGE at_ring_make(const AtRingGE*, unsigned char* ring, unsigned long long* bars) { AtRingGE r; static_cast<AtRing&>(r) = at_ring_init(ring, bars); return r; }
 struct AtRingL;                                                          // v9's ring (below)
 __device__ __forceinline__ AtRingL at_ring_make(const AtRingL*, unsigned char* ring, unsigned long long* bars);
 // The fused kernels' parameters and arguments (v6 and every variant of it take the same; its probe build adds a buffer).
@@ -2067,6 +2084,11 @@ template <int G>
 __global__ void __launch_bounds__(256, 2) attn_fused_v17(AT_FUSED_PARAMS) {
   at_fused_kernel<G, AtRingGD, false, 0, 0, true>(AT_FUSED_ARGS, nullptr);
 }
+// v24 (attn_fused_v18): v18 with row 0's first key copies before the grid wait where no new key is among them (AtRingGE).
+template <int G>
+__global__ void __launch_bounds__(256, 2) attn_fused_v18(AT_FUSED_PARAMS) {
+  at_fused_kernel<G, AtRingGE, false, 0, 0, true>(AT_FUSED_ARGS, nullptr);
+}
 // The probe builds of v13 and v18 (at_fused_body's PROBE marks, as attn_fused_v1p for v6): when each block passes each phase
 // (results/explore_attention_probe18.py). Their outputs are their kernels' bit for bit.
 template <int G>
@@ -2082,6 +2104,7 @@ __global__ void __launch_bounds__(256, 2) attn_fused_v12p(AT_FUSED_PARAMS, unsig
 template __global__ void attn_fused_v15<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
 template __global__ void attn_fused_v16<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
 template __global__ void attn_fused_v17<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
+template __global__ void attn_fused_v18<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
 template __global__ void attn_fused_v7p<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float, unsigned long long*);
 template __global__ void attn_fused_v12p<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float, unsigned long long*);
 template __global__ void attn_fused_v14<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
