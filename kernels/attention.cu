@@ -84,6 +84,10 @@
 //   v21 (attn_fused_v15): v18 whose barriers add with release semantics and poll with acquire reads, no sleep (AtRingGR,
 //      at_count_barrier_ra). Bit-identical to v18; alone 15.2 against 15.7 us at 1K, a tie at 32K, 153.5 against 152.5 at
 //      128K; the step a tie (results/attention_v21_h200.json, attention_v21_step_h200.json). Not adopted.
+//   v24 (attn_fused_v18): v18 with row 0's first key copies issued before the grid wait where the partition holds no new
+//      key (AtRingGE; until v24 no attention kernel asked for keys before its wait). Bit-identical to v18; no faster alone
+//      (32K 49.6 us against 49.3), a tie in the step at 1K, 0.008 ms slower at 32K (attention_v24_h200.json,
+//      attention_v24_step_h200.json). Not adopted.
 //   v23 (attn_fused_v17): v18 whose blocks drop their dead scratch from L2 without a write-back (discard.global.L2: the
 //      partials once merged, read in whole lines; the scores' interior lines once pass 2 has read them; AtRingGD). Outputs
 //      bit-identical to v18; faster alone (32K 47.8 us against 49.0 with PDL), a tie in the step at 1K and 0.009 ms slower
@@ -507,7 +511,9 @@ template __global__ void attn_pv_v1<6>(const unsigned short*, const int*, int, c
 //   through the idle ring with one barrier): bit-identical;
 //   attn_merge_v2 = attn_merge (each output still sums the P partials in order from 0.f): bit-identical; its loads are
 //   spread over 4 threads per output so ~17 are in flight per thread instead of 66 in chains of 16.
-// PDL: before qe_grid_wait() the kernels only initialise their shared-memory barriers (no global reads, no writes).
+// PDL: before qe_grid_wait() the kernels only initialise their shared-memory barriers (no writes; ptxas hoists the fused
+// kernels' read of ctl[0] above the wait, which chapter 09a's audit allows: no kernel of the step before them writes it);
+// v24 alone also reads the page table there and copies key rows older than the step (the kernel before writes none).
 #define AT_S 3                      // stages in the ring
 #define AT_STAGE 64                 // rows per stage
 #define AT_SLOT (AT_STAGE * AT_D * 2)   // bytes per stage: 32 KB

@@ -1,7 +1,7 @@
 """Chapter 07, v24 (attn_fused_v18: v18 whose blocks issue pass 1's first key copies of row 0 before their grid wait, where
-their partition holds no new key, as the GEMVs' EK builds ask for their first weights before theirs). Until now every
-attention kernel read nothing before its wait (kernels/attention.cu, "PDL: before qe_grid_wait() ..."), so each block's
-first 64-key stages left only after the q|gate|k|v GEMV had completed. The rows copied are older than the step's position:
+their partition holds no new key, as the GEMVs' EK builds ask for their first weights before theirs). Until now no
+attention kernel asked for its keys before its wait (kernels/attention.cu, "PDL: before qe_grid_wait() ..."), so each
+block's first 64-key stages left only after the q|gate|k|v GEMV had completed. The rows copied are older than the step's position:
 this layer's launches of earlier steps wrote them; ctl[0] and the page table come from the host and the step's last kernel;
 the kernel before (the GEMV) writes none of them. The same copies into the same slots: bit-identical to v18 (checked: the
 SASS has the copies above the wait, tests/test_attention.py).

@@ -520,3 +520,29 @@ def test_probe_builds_take_their_own_pass2_instantiation():
     body = _body(src, "__device__ __forceinline__ void at_fused_body(")
     assert "at_pass2_tc<G, false, Ring, EN + (PROBE ? 2 : 0)>(" in body and "at_pass2_tc<G, false, Ring, EN>(" not in body
     assert "static_assert(!MERGE" in src and "int TAG>" in src                          # the template still keys its array on TAG
+
+
+def test_v24_copies_before_the_wait_v18_none():
+    """Chapter 07's v24 claim, by SASS (nvcc, sm_90a): attn_fused_v18 (v24) issues its first key copies (UBLKCP, three stages
+    of two copies) above its grid wait (ACQBULK), and reads the page table there; attn_fused_v12 (v18, the engine's: the
+    negative control) issues no copy before it, and its one load there is ctl[0] (ptxas hoists it: ENGINE_PREWAIT allows it)."""
+    import re
+    from qwen_engine.runtime import sass_of
+    sass = sass_of('#define __CUDACC_RTC__ 1\n#include "attention.cu"\n'
+                   + "".join(f"template __global__ void {k}<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, "
+                             "const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, "
+                             "unsigned short*, unsigned long long*, int, int, int, int, int, int, float);\n" for k in ("attn_fused_v12", "attn_fused_v18")))
+    before = {}
+    for block in sass.split("Function : ")[1:]:
+        sym, ops = block.split()[0], []
+        for line in block.splitlines():
+            m = re.search(r"\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)", line)
+            if not m: continue
+            if m.group(1) == "ACQBULK": break
+            ops.append(m.group(1))
+        before[sym] = ops
+    v18 = next(v for k, v in before.items() if k.startswith("_Z14attn_fused_v12"))
+    v24 = next(v for k, v in before.items() if k.startswith("_Z14attn_fused_v18"))
+    loads = lambda ops: [o for o in ops if o.startswith("LDG")]
+    assert v24.count("UBLKCP.S.G") == 6 and len(loads(v24)) > 1
+    assert "UBLKCP.S.G" not in v18 and loads(v18) == ["LDG.E.CONSTANT"]
