@@ -2828,13 +2828,25 @@ template __global__ void gemv_fp8_v29<4, 1, 3, 12, 5, true>(const unsigned char*
 // by plain ld.global (it was written in this launch), 0 by the read-only path (for comparison only). Diagnostics (timing
 // only): PRB, lane 0 of each warp writes %globaltimer at its start, when its gate|up pairs are done and at its end into
 // sync[4 + 3 w ...]; GUO, gate|up alone (no count, no down).
+// The gate|up phase of v30 and v31: warp w runs v26's body (runs of GU steps, unrolled, the engine's gate|up build) on the
+// pairs w, w + nw, ...; the first waits for the grid (PDL) and releases the next launch. nw <= I (the launcher checks).
+template <int SR, int GU, int KG>
+__device__ __forceinline__ void gemv_mlp_gateup(const unsigned char* __restrict__ Wg, const float* __restrict__ sg,
+                                                const unsigned short* __restrict__ x, unsigned short* __restrict__ h, int I, int w, int nw) {
+  constexpr int RG = (KG + GU - 1) / GU;
+  gemv_v26_body<SR, 1, 2, GU, KG, false, 0, RG, false, false, false, false, false, false, 0, false, 0, 0, 0, 0, 2, 0, false, 0, 1, 2>(
+      Wg, sg, x, x, h, 2 * I, nullptr, w);
+  for (int u = w + nw; u < I; u += nw)
+    gemv_v26_body<SR, 1, 2, GU, KG, false, 0, RG, false, false, false, false, false, false, 0, false, 0, 0, 0, 0, 2, 0, false, 0, 1, 1>(
+        Wg, sg, x, x, h, 2 * I, nullptr, u);
+}
 template <int SR, int GU, int KG, int DU, int KD, int DRU, int XLD = 1, bool PRB = false, bool GUO = false>
 __global__ void __launch_bounds__(32 * SR, 1) gemv_mlp_v30(
     const unsigned char* __restrict__ Wg, const float* __restrict__ sg, const unsigned short* __restrict__ x,
     unsigned short* __restrict__ h, const unsigned char* __restrict__ Wd, const float* __restrict__ sd,
     const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int I, int H, unsigned long long* __restrict__ sync) {
   const int nw = gridDim.x * SR, w = blockIdx.x * SR + (threadIdx.x >> 5);
-  constexpr int RG = (KG + GU - 1) / GU, RD = (KD + DU - 1) / DU;
+  constexpr int RD = (KD + DU - 1) / DU;
   auto mark = [&](int k) {
     if (!PRB || (threadIdx.x & 31)) return;
     unsigned long long t;
@@ -2842,11 +2854,7 @@ __global__ void __launch_bounds__(32 * SR, 1) gemv_mlp_v30(
     sync[4 + 3 * w + k] = t;
   };
   mark(0);
-  gemv_v26_body<SR, 1, 2, GU, KG, false, 0, RG, false, false, false, false, false, false, 0, false, 0, 0, 0, 0, 2, 0, false, 0, 1, 2>(
-      Wg, sg, x, x, h, 2 * I, nullptr, w);                  // nw <= I (the launcher checks): every warp has a first pair
-  for (int u = w + nw; u < I; u += nw)
-    gemv_v26_body<SR, 1, 2, GU, KG, false, 0, RG, false, false, false, false, false, false, 0, false, 0, 0, 0, 0, 2, 0, false, 0, 1, 1>(
-        Wg, sg, x, x, h, 2 * I, nullptr, u);
+  gemv_mlp_gateup<SR, GU, KG>(Wg, sg, x, h, I, w, nw);
   mark(1);
   if (GUO) { mark(2); return; }
   if ((int)blockIdx.x * SR < H / 2) {                       // H / 2 % SR == 0 (the launcher checks): all or none of a block's warps
@@ -2873,12 +2881,8 @@ __global__ void __launch_bounds__(32 * SR, 1) gemv_mlp_v31(
     unsigned short* __restrict__ h, const unsigned char* __restrict__ Wd, const float* __restrict__ sd,
     const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int I, int H, unsigned long long* __restrict__ sync) {
   const int nw = gridDim.x * SR, w = blockIdx.x * SR + (threadIdx.x >> 5);
-  constexpr int RG = (KG + GU - 1) / GU, RD = (KD + DU - 1) / DU;
-  gemv_v26_body<SR, 1, 2, GU, KG, false, 0, RG, false, false, false, false, false, false, 0, false, 0, 0, 0, 0, 2, 0, false, 0, 1, 2>(
-      Wg, sg, x, x, h, 2 * I, nullptr, w);
-  for (int u = w + nw; u < I; u += nw)
-    gemv_v26_body<SR, 1, 2, GU, KG, false, 0, RG, false, false, false, false, false, false, 0, false, 0, 0, 0, 0, 2, 0, false, 0, 1, 1>(
-        Wg, sg, x, x, h, 2 * I, nullptr, u);
+  constexpr int RD = (KD + DU - 1) / DU;
+  gemv_mlp_gateup<SR, GU, KG>(Wg, sg, x, h, I, w, nw);
   for (int u = w; u < H / 2; u += nw)
     gemv_v26_body<SR, 1, 1, DU, KD, true, 0, RD, false, false, true, false, false, false, 0, false, 0, 4, 0, DRU, 2, 0, false, 0, 1, 5>(
         Wd, sd, h, res, y, H, nullptr, u, sync);

@@ -5,10 +5,8 @@ block's first 64-key stages left only after the q|gate|k|v GEMV had completed. T
 this layer's launches of earlier steps wrote them; ctl[0] and the page table come from the host and the step's last kernel;
 the kernel before (the GEMV) writes none of them. The same copies into the same slots: bit-identical to v18 (checked: the
 SASS has the copies above the wait, tests/test_attention.py).
-1. explore_attention_v5.py's steps against v18: bit identity at contexts 1..32K, M = 1 and 8, PDL off and on, the criterion
-   (recorded), limits; time at 1K..128K beside v18 and SDPA; 8 steps a graph at 32K. -> attention_v24_h200.json
-2. the decode step (27B shape, synthetic, seed 0, PDL graph) with VARIANT = 18 and 24: greedy tokens equal, then ms a token
-   at 1K and 32K, interleaved, eight times. -> attention_v24_step_h200.json
+The same two parts as explore_attention_v23.py, against v18 (records attention_v24_h200.json, attention_v24_step_h200.json);
+chapter 07's cell also holds v24's scores, statistics and partials to v18's (v24 drops nothing).
 Usage, from the repo root on the H200:  PYTHONPATH=. python3 results/explore_attention_v24.py OUT_DIR   (about 2 min)"""
 import os, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
