@@ -2343,7 +2343,7 @@ __device__ __forceinline__ void gemv_grid_count(unsigned long long* sync, unsign
 }
 template <int SR, int RP, int EPI, int U, int KST, bool E, int R0, int R1, bool XCH, bool FAR = false, bool EK = false, bool EK2 = false,
           bool DRY = false, bool ER = false, int PROBE = 0, bool XP = false, int XS = 0, int XL = 0, int WL = 0, int RU = 0,
-          int NS = 2, int TB = 0, bool NEAR = false, int FB = 0, int FR = 1, int WT = 0>
+          int NS = 2, int TB = 0, bool NEAR = false, int FB = 0, int FR = 1, int WT = 0, int KP = 0>
 __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ W, const float* __restrict__ scale,
                                               const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
                                               unsigned short* __restrict__ y, int N, float* __restrict__ partial,
@@ -2544,7 +2544,12 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
     for (int ss = R0; ss < R1; ++ss) run_ss(ss);
   }
   if (DRY || PROBE == 1) { if (fold == 0x9E3779B9u) y[0] = (unsigned short)fold; return; }
-  if constexpr (NEAR) gemv_near_epilogue<SR, RP>(acc, lane, warp, nb0, y);
+  static_assert(KP == 0 || (EPI == 2 && RP == 1 && !NEAR && !XCH), "KP (v32): one gate/up pair, a part of its K");
+  if constexpr (KP > 0) {                                   // v32: this part's gate and up sums, for the block to meet
+    gemv_segment_sums<RP>(acc);
+    if (lane == 0) { partial[2 * (KP - 1)] = acc[0][0][0]; partial[2 * (KP - 1) + 1] = acc[0][0][1]; }
+  }
+  else if constexpr (NEAR) gemv_near_epilogue<SR, RP>(acc, lane, warp, nb0, y);
   else gemv_m1_epilogue<RP, EPI, XCH, FAR>(acc, lane, u0, FAR ? N / 2 : Nout, res, y, partial);
   qe_timeline_end();                                         // the timeline build only (common.cu): when warp 0 is done
 }
@@ -3735,4 +3740,39 @@ template __global__ void lm_head_bf16_v7<8, 1, 2, 20>(const unsigned short*, con
 template __global__ void lm_head_bf16_v7<8, 8, 2, 20>(const unsigned short*, const int*, int, const unsigned short*, int, int, unsigned short*, int, float*, int*);
 template __global__ void lm_head_bf16_v8<4, 4, 1, 4, 20>(const unsigned short*, const int*, int, const unsigned short*, int, int, unsigned short*, int, float*, int*);
 template __global__ void lm_head_bf16_v8<4, 4, 8, 4, 20>(const unsigned short*, const int*, int, const unsigned short*, int, int, unsigned short*, int, float*, int*);
+#endif
+
+// ---- v32: gate|up whose last pairs are split over K (two warps a pair, one part of K each) -------------------------------
+// Blocks [0, F / 2): the engine's gate|up (v26<2, 1, 2, U, KST, MINB>: a pair a warp). Blocks from F / 2 on: pair
+// u = F + (block - F / 2); warp 0 runs its runs [0, RH), warp 1 [RH, R) (v26's body, KP 1 and 2), their gate and up sums
+// meet in shared memory as (0 + first) + second, then v26's SwiGLU. The grid: F / 2 + (N / 2 - F) blocks of 64 threads.
+template <int U, int KST, int MINB, int RH>
+__global__ void __launch_bounds__(64, MINB) gemv_fp8_v32(
+    const unsigned char* __restrict__ W, const float* __restrict__ scale, const unsigned short* __restrict__ x,
+    const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
+    float* __restrict__ partial, unsigned* __restrict__ counters, int F) {
+  constexpr int R = (KST + U - 1) / U;
+  static_assert(0 < RH && RH < R, "two parts of whole runs");
+  const int nfb = F / 2;
+  if ((int)blockIdx.x < nfb) {
+    gemv_v26_body<2, 1, 2, U, KST, false, 0, R, false>(W, scale, x, res, y, N, partial);
+    return;
+  }
+  __shared__ float kp32[4];
+  const int u = F + (int)blockIdx.x - nfb;
+  if (threadIdx.x < 32)
+    gemv_v26_body<2, 1, 2, U, KST, false, 0, RH, false, false, false, false, false, false, 0, false, 0, 0, 0, 0, 2, 0, false, 0, 1, 2, 1>(
+        W, scale, x, res, y, N, kp32, u);
+  else
+    gemv_v26_body<2, 1, 2, U, KST, false, RH, R, false, false, false, false, false, false, 0, false, 0, 0, 0, 0, 2, 0, false, 0, 1, 2, 2>(
+        W, scale, x, res, y, N, kp32, u);
+  __syncthreads();
+  if (threadIdx.x == 0) {                                  // gemv_m1_epilogue's SwiGLU on the met sums
+    const float gt = bf16_to_f32(f32_to_bf16((0.f + kp32[0]) + kp32[2])), up = bf16_to_f32(f32_to_bf16((0.f + kp32[1]) + kp32[3]));
+    const float act = bf16_to_f32(f32_to_bf16(gt / (1.f + expf(-gt))));
+    y[u] = f32_to_bf16(act * up);
+  }
+}
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
+template __global__ void gemv_fp8_v32<2, 10, 8, 3>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*, int);
 #endif

@@ -16,11 +16,11 @@ __all__ = ['BLOCK', 'ENGINE_KERNELS', 'V3_KERNELS', 'V8_SWEEP', 'V8_KERNELS', 'V
            'v8_plan', 'v8_smem', 'v8_scratch', 'v13_grid', 'v13_scratch', 'v20_smem', 'v14_smem', 'v22_smem',
            'stream_probe', 'gemv', 'lm_head_scratch', 'lm_head', 'head_keys', 'decode_head_keys', 'head_topk_ok',
            'head_topk_capacity', 'head_topk_scratch', 'head_topk_reference', 'head_topk', 'engine_plan',
-           'engine_scratch', 'engine_kwargs', 'engine_gemv', 'mlp_one_launch', 'engine_choice', 'synth_fp8',
-           'torch_epilogue', 'check_gemv', 'check_ok', 'check_multirow_identity', 'bytes_of', 'time_engine',
-           'time_gemv', 'time_scaled_mm', 'check_lm_head', 'check_lm_head_topk', 'bandwidth_now', 'sweep',
-           'M_PAD_BYTES', 'best_choice', 'token_graph', 'time_lm_head', 'run_all', 'bench_register', 'checks_table',
-           'best_by_variant', 'speed_table', 'speed_plot']
+           'engine_scratch', 'engine_kwargs', 'engine_gemv', 'mlp_one_launch', 'gateup_v32', 'engine_choice',
+           'synth_fp8', 'torch_epilogue', 'check_gemv', 'check_ok', 'check_multirow_identity', 'bytes_of',
+           'time_engine', 'time_gemv', 'time_scaled_mm', 'check_lm_head', 'check_lm_head_topk', 'bandwidth_now',
+           'sweep', 'M_PAD_BYTES', 'best_choice', 'token_graph', 'time_lm_head', 'run_all', 'bench_register',
+           'checks_table', 'best_by_variant', 'speed_table', 'speed_plot']
 
 # %% ../nbs/06_gemv.ipynb #9b77fff9
 import functools, math, time
@@ -815,6 +815,20 @@ def mlp_one_launch(gu, x, down, res, act, out, sync, variant: int = 30, SR: int 
     name = f"gemv_mlp_v30<{SR}, {GU}, {H // 512}, {DU}, {I // 512}, {DRU}, {XLD}, {str(PRB).lower()}, {str(GUO).lower()}>" if variant == 30 else \
            f"gemv_mlp_v31<{SR}, {GU}, {H // 512}, {DU}, {I // 512}, {DRU}>"
     launch(get_kernel("gemv", name), (sms,), (32 * SR,), (wg, sg, x, act, wd, sd, res, out, np.int32(I), np.int32(H), sync), pdl=pdl)
+    return out
+
+def gateup_v32(q, scale, x, out, F: int, U: int = 2, RH: int = 3, pdl: bool = False):
+    """v32: the fused gate|up projection with SwiGLU (out[1, N / 2]) as the engine's for pairs [0, F), and the last N / 2 - F
+    pairs split over K across the two warps of a block of their own (warp 0 the first RH runs of U steps)."""
+    import numpy as np
+    N, K = q.shape
+    if x.shape != (1, K) or out.shape != (1, N // 2):
+        raise ValueError(f"v32: gate|up {tuple(q.shape)}, x {tuple(x.shape)}, out {tuple(out.shape)} do not form one SwiGLU projection at batch 1")
+    if F % 2 or not 0 <= F <= N // 2 or K % 512 or not 0 < RH < -(-K // 512 // U):
+        raise ValueError(f"v32: F = {F} must be even and at most {N // 2}, K a multiple of 512, 0 < RH < the runs of U = {U} steps")
+    k = get_kernel("gemv", f"gemv_fp8_v32<{U}, {K // 512}, 8, {RH}>")
+    launch(k, (F // 2 + N // 2 - F,), (64,), (q, scale, x, x, out, np.int32(N), np.int32(K), np.int32(1), np.int32(N // 2),
+                                             np.uint64(0), np.uint64(0), np.int32(F)), pdl=pdl)
     return out
 
 def engine_choice(N: int, K: int, epi: int) -> tuple:

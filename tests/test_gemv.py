@@ -973,3 +973,19 @@ def test_mlp_in_one_launch_lost():
     p = read_record("gemv_v30p_h200")["data"]
     assert p["errors"] == [] and p["checks"]["v30 PRB"]["out_identical"] and p["checks"]["v30 GUO"]["act_identical"]
     assert not any("mlp_v3" in k for k in ENGINE_KERNELS)
+
+
+def test_gateup_v32_names_grid_and_errors(monkeypatch):
+    """v32 through gateup_v32: the build named with its K steps and first part, F / 2 engine blocks then one block a split
+    pair; clear errors for an odd F, an F past the pairs, a first part that is not a proper part, and mismatched shapes."""
+    from qwen_engine import gemv as G
+    named, grids = _mocked_launcher(monkeypatch)
+    q, sc = torch.zeros(34816, 5120, dtype=torch.uint8), torch.zeros(272, 40)
+    x, out = torch.zeros(1, 5120, dtype=torch.bfloat16), torch.zeros(1, 17408, dtype=torch.bfloat16)
+    G.gateup_v32(q, sc, x, out, 16896)
+    assert named[-1] == "gemv_fp8_v32<2, 10, 8, 3>" and grids[-1][0] == (16896 // 2 + 512,) and grids[-1][1][-1] == 16896
+    n = len(grids)
+    for bad in (dict(F=16895), dict(F=17410), dict(F=16896, RH=5), dict(F=16896, RH=0)):
+        with pytest.raises(ValueError, match="v32"): G.gateup_v32(q, sc, x, out, **bad)
+    with pytest.raises(ValueError, match="do not form"): G.gateup_v32(q, sc, x, torch.zeros(1, 34816, dtype=torch.bfloat16), 16896)
+    assert len(grids) == n
