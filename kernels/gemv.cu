@@ -140,6 +140,9 @@
 //      phase reads 89 % vs 92 % (96 registers) and 59 % of the warps run a seventh pair while the rest wait at the count
 //      (gemv_v30_h200.json, gemv_v30p_h200.json). v31 gemv_mlp_v31<...>: v30 without the count, each down step awaiting
 //      its 512 SwiGLU values (a sentinel until written): 71.5 us alone, the step 7.81 ms (gemv_v31_h200.json). Lost.
+//   v32 gemv_fp8_v32<U, KST, MINB, RH>: gate|up as the engine's for pairs [0, F), then one block a pair whose two warps split
+//      its K (RH runs and the rest), met in shared memory. Within the definition; lost: 43.6-44.1 us alone vs 42.7-43.0,
+//      the step slower in every round (gemv_v32_h200.json).
 //   lm_head_bf16_v2<S>: the same structure for the bf16 vocabulary projection over a row set, with argmax.
 //   lm_head_bf16_v3<SR, RP, MT, D>: the head with v13's whole-row streams (bf16 pairs permuted, no widening), a D-step
 //      ring; the same per-block argmax partials. 667 us alone vs v2's 687, 0.01 ms slower in the step (head_v3_h200.json).
