@@ -2848,11 +2848,13 @@ __device__ __forceinline__ void gemv_mlp_gateup(const unsigned char* __restrict_
     gemv_v26_body<SR, 1, 2, GU, KG, false, 0, RG, false, false, false, false, false, false, 0, false, 0, 0, 0, 0, 2, 0, false, 0, 1, 1>(
         Wg, sg, x, x, h, 2 * I, nullptr, u);
 }
+// v30's and v31's parameters: gate|up's weights and scales, its input and SwiGLU outputs, down's weights and scales, the
+// residual and the output, the intermediate and hidden sizes, the counters.
+#define GEMV_MLP_PARAMS const unsigned char* __restrict__ Wg, const float* __restrict__ sg, const unsigned short* __restrict__ x, \
+  unsigned short* __restrict__ h, const unsigned char* __restrict__ Wd, const float* __restrict__ sd, \
+  const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int I, int H, unsigned long long* __restrict__ sync
 template <int SR, int GU, int KG, int DU, int KD, int DRU, int XLD = 1, bool PRB = false, bool GUO = false>
-__global__ void __launch_bounds__(32 * SR, 1) gemv_mlp_v30(
-    const unsigned char* __restrict__ Wg, const float* __restrict__ sg, const unsigned short* __restrict__ x,
-    unsigned short* __restrict__ h, const unsigned char* __restrict__ Wd, const float* __restrict__ sd,
-    const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int I, int H, unsigned long long* __restrict__ sync) {
+__global__ void __launch_bounds__(32 * SR, 1) gemv_mlp_v30(GEMV_MLP_PARAMS) {
   const int nw = gridDim.x * SR, w = blockIdx.x * SR + (threadIdx.x >> 5);
   constexpr int RD = (KD + DU - 1) / DU;
   auto mark = [&](int k) {
@@ -2884,10 +2886,7 @@ __global__ void __launch_bounds__(32 * SR, 1) gemv_mlp_v30(
 // again once every block is done (sync[0] counts the blocks, only growing; sync[1] the give-ups), so h must hold it
 // before the first launch, and holds it, not the SwiGLU outputs, after each. The sums are v30's (the engine's).
 template <int SR, int GU, int KG, int DU, int KD, int DRU>
-__global__ void __launch_bounds__(32 * SR, 1) gemv_mlp_v31(
-    const unsigned char* __restrict__ Wg, const float* __restrict__ sg, const unsigned short* __restrict__ x,
-    unsigned short* __restrict__ h, const unsigned char* __restrict__ Wd, const float* __restrict__ sd,
-    const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int I, int H, unsigned long long* __restrict__ sync) {
+__global__ void __launch_bounds__(32 * SR, 1) gemv_mlp_v31(GEMV_MLP_PARAMS) {
   const int nw = gridDim.x * SR, w = blockIdx.x * SR + (threadIdx.x >> 5);
   constexpr int RD = (KD + DU - 1) / DU;
   gemv_mlp_gateup<SR, GU, KG>(Wg, sg, x, h, I, w, nw);
