@@ -1163,8 +1163,11 @@ __device__ __forceinline__ void gdn_state_store_el(const float (&s)[8][4], void*
   for (int c = 0; c < 8; ++c) gdn_state_store_col_el(s[c], rec_state, base, l, c);
 }
 // NOLD, NOSTO (timing only, WRONG outputs): NOST's two halves, the state's loads (NOLD: the made-up state) or its stores.
+// ZX (variants 99, 100: the z split, chapter 08): the gated norm's last step is left to the z GEMV (chapter 06's v33): no z
+// load, no SiLU(z); warp 0 writes the row's core values (bf16, as s_core holds them) into `out` and lane 0 its 1 / rms
+// (fp32) into `probe` read as float[48]; v33's epilogue then forms qe_gated_apply(core, 1 / rms, norm_w, z), v7's value.
 template <int M, bool BF16_STATE, bool EARLY, bool PROBE, bool REL = false, bool NOB2 = false, bool NOBA = false, bool NOST = false,
-          bool CSST = false, bool CSLD = false, bool NOLD = false, bool NOSTO = false, bool WTST = false, bool ELST = false>
+          bool CSST = false, bool CSLD = false, bool NOLD = false, bool NOSTO = false, bool WTST = false, bool ELST = false, bool ZX = false>
 __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v7(
     const unsigned short* __restrict__ qkvz, const unsigned short* __restrict__ x,
     const unsigned short* __restrict__ w_b, const unsigned short* __restrict__ w_a,
@@ -1221,7 +1224,8 @@ __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v7(
     for (int m = 0; m < M; ++m) in[m] = qkvz[(size_t)m * GDN_ROW + ch];
   }
   uint2 zv = make_uint2(0u, 0u);
-  if (zrow < M) zv = *reinterpret_cast<const uint2*>(qkvz + (size_t)zrow * GDN_ROW + GDN_CONV + h * GDN_D + 4 * l);
+  static_assert(!ZX || (M == 1 && !PROBE && !NOB2), "ZX: one token, the probe's pointer holds 1 / rms");
+  if (!ZX && zrow < M) zv = *reinterpret_cast<const uint2*>(qkvz + (size_t)zrow * GDN_ROW + GDN_CONV + h * GDN_D + 4 * l);
   constexpr bool XH = M <= 4;
   uint4 xh[GDN_NIT][XH ? M : 1];
   if constexpr (!NOBA) gdn_x_load<M, XH>(xh, x, tid);
@@ -1342,7 +1346,7 @@ __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v7(
       s_decay[l] = expf(__fmul_rn(negA, sp));
     }
     if (w < 2 * M) gdn_l2norm((w & 1) ? s_k[w >> 1] : s_q[w >> 1], !(w & 1), l);
-    if (zrow < M) {
+    if (!ZX && zrow < M) {
       const float4 sz = make_float4(gdn_silu_f32(gdn_bf(zv.x, 0)), gdn_silu_f32(gdn_bf(zv.x, 1)), gdn_silu_f32(gdn_bf(zv.y, 0)), gdn_silu_f32(gdn_bf(zv.y, 1)));
       *reinterpret_cast<float4*>(&s_sz[zrow][4 * l]) = sz;
     }
@@ -1403,12 +1407,18 @@ __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v7(
   if (w < M) {
     float v[4];
     const float rinv = gdn_core_rinv<M>(v, s_core, w, l, eps);
-    const float4 sz = *reinterpret_cast<const float4*>(&s_sz[w][4 * l]);
-    const float szs[4] = {sz.x, sz.y, sz.z, sz.w};
-    const unsigned short nws[4] = {(unsigned short)(nw.x & 0xffffu), (unsigned short)(nw.x >> 16), (unsigned short)(nw.y & 0xffffu), (unsigned short)(nw.y >> 16)};
+    if constexpr (ZX) {                                    // the core values (bf16 already) and 1 / rms, for v33's epilogue
 #pragma unroll
-    for (int r = 0; r < 4; ++r)
-      out[(size_t)w * GDN_VD + h * GDN_D + 4 * l + r] = gdn_gated_apply_sz(v[r], rinv, nws[r], szs[r]);
+      for (int r = 0; r < 4; ++r) out[(size_t)h * GDN_D + 4 * l + r] = qe_f32_to_bf16(v[r]);
+      if (l == 0) reinterpret_cast<float*>(probe)[h] = rinv;
+    } else {
+      const float4 sz = *reinterpret_cast<const float4*>(&s_sz[w][4 * l]);
+      const float szs[4] = {sz.x, sz.y, sz.z, sz.w};
+      const unsigned short nws[4] = {(unsigned short)(nw.x & 0xffffu), (unsigned short)(nw.x >> 16), (unsigned short)(nw.y & 0xffffu), (unsigned short)(nw.y >> 16)};
+#pragma unroll
+      for (int r = 0; r < 4; ++r)
+        out[(size_t)w * GDN_VD + h * GDN_D + 4 * l + r] = gdn_gated_apply_sz(v[r], rinv, nws[r], szs[r]);
+    }
     if constexpr (ELST) gdn_state_store_el(s, rec_state, base, l);
     else if constexpr (WTST) gdn_state_store_wt(s, rec_state, base, l);
     else if constexpr (CSST) gdn_state_store_cs(s, rec_state, base, l);
@@ -1436,6 +1446,8 @@ template __global__ void gdn_decode_v7<1, false, true, false, false, false, fals
 template __global__ void gdn_decode_v7<1, false, true, false, false, false, false, false, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // ablation
 template __global__ void gdn_decode_v7<1, false, true, false, false, false, false, false, false, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // stores write-through
 template __global__ void gdn_decode_v7<1, false, true, false, false, false, false, false, false, false, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // stores evict_last
+template __global__ void gdn_decode_v7<1, false, true, false, false, false, false, false, false, false, false, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // the z split
+template __global__ void gdn_decode_v7<1, false, true, false, true, false, false, false, false, false, false, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // the z split, REL
 template __global__ void gdn_decode_v7<2, false, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 template __global__ void gdn_decode_v7<3, false, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 template __global__ void gdn_decode_v7<4, false, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);

@@ -169,6 +169,7 @@
 //      its first build sorted all the block's keys in shared memory, bitonic: 23 us a token, head_topk_first_h200.json).
 // Weights are read as stored in the checkpoint: row-major [N, K], e4m3, scale_inv [N/128, K/128] (fp32 here).
 #include "common.cu"                                    // qe_grid_wait / qe_grid_launch_dependents (PDL)
+#include "norms.cu"                                     // qe_gated_apply (v33's epilogue: the GDN gated norm)
 
 // ---- small helpers -------------------------------------------------------------------------------------
 __device__ __forceinline__ unsigned short f32_to_bf16(float f) {
@@ -2089,13 +2090,17 @@ __device__ __forceinline__ void gemv_m1_epilogue(float (&acc)[1][RP][2], int lan
   constexpr bool PR = EPI == 2 || FAR;                     // a pair's rows Nout apart
   constexpr int RS = PR ? RP : 2 * RP;
   gemv_segment_sums<RP>(acc);
+  if (EPI == 3) { qe_grid_launch_dependents(); qe_grid_wait(); }   // v33: the GDN kernel's core values and 1 / rms are in
 #pragma unroll
   for (int p = 0; p < RP; ++p)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       if (lane != 2 * p + h) continue;
       const int row[2] = {PR ? u * RS + p : u * RS + 2 * p, PR ? u * RS + p + Nout : u * RS + 2 * p + 1};
-      if (EPI == 2) {
+      if (EPI == 3) {                                      // v33: row r of z; y holds the core, partial 1 / rms a head, res norm_w
+        const int r = row[h];
+        y[r] = qe_gated_apply(bf16_to_f32(y[r]), partial[r >> 7], res[r & 127], bf16_to_f32(f32_to_bf16(acc[0][p][h])));
+      } else if (EPI == 2) {
         if (h) continue;
         const float gt = bf16_to_f32(f32_to_bf16(acc[0][p][0])), up = bf16_to_f32(f32_to_bf16(acc[0][p][1]));
         const float act = bf16_to_f32(f32_to_bf16(gt / (1.f + expf(-gt))));
@@ -3777,4 +3782,26 @@ __global__ void __launch_bounds__(64, MINB) gemv_fp8_v32(
 }
 #ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 template __global__ void gemv_fp8_v32<2, 10, 8, 3>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*, int);
+#endif
+
+// ---- v33: the z rows of GDN's input projection, the gated norm in their epilogue (chapter 08's z split) ---------------
+// in_proj_qkvz's last 6,144 rows (z), streamed as the engine's qkv|z build streams them (v26's body: SR warps of RP row
+// pairs, runs of U steps, the same row sets, so each row's sums are the engine's bit for bit), but with no grid wait
+// before the stream: x was complete before the GDN kernel this launch follows let it start (WT 1). After the sums, EPI 3:
+// the launch releases its dependents, waits for the GDN kernel (its ZX build has left each head's core values in y and
+// its 1 / rms in partial[head]), and forms y[r] = qe_gated_apply(core, 1 / rms, norm_w[r mod 128], z[r]) with z[r] the
+// bf16 the engine's qkv|z would have written: the GDN kernel's own value. TRG0: the dependents released at the start
+// instead (the out projection's blocks may then take their places beside this one's). Grid: N / (2 RP SR) blocks.
+template <int SR, int RP, int U, int KST, int MINB, bool TRG0>
+__global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v33(
+    const unsigned char* __restrict__ W, const float* __restrict__ scale, const unsigned short* __restrict__ x,
+    const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
+    float* __restrict__ partial, unsigned* __restrict__ counters) {
+  if (TRG0) qe_grid_launch_dependents();
+  gemv_v26_body<SR, RP, 3, U, KST, false, 0, (KST + U - 1) / U, false, false, false, false, false, false, 0, false, 0, 0, 0, 0, 2, 0,
+                false, 0, 1, 1>(W, scale, x, res, y, N, partial, (int)blockIdx.x * SR + (int)(threadIdx.x >> 5));
+}
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
+template __global__ void gemv_fp8_v33<2, 2, 3, 10, 8, false>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+template __global__ void gemv_fp8_v33<2, 2, 3, 10, 8, true>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 #endif

@@ -427,7 +427,7 @@ def v9_matches_v1(P: dict, hidden: int = 5120, head: int = 0) -> bool:
 
 # %% ../nbs/08_gdn.ipynb #234ee6bf
 VARIANT = 7        # the kernel the engine runs: bit-identical to v3 (so to v1); 6.36 us alone, 3.87 chained with PDL vs v3's 6.92 / 4.06, but M = 8 1.56 us/token vs v3's 1.42 (results/gdn_v7_h200.json)
-_SHAPES = {1: (1, 512), 2: (2, 256), 3: (1, 512), 4: (1, 512), 5: (2, 256), 6: (4, 128), 7: (1, 512), 8: (1, 512), 9: (2, 256), 10: (1, 512), 11: (1, 512), 12: (2, 256), 13: (2, 256), 14: (1, 512), 15: (2, 512), 16: (2, 512), 17: (2, 512), 18: (2, 512), 19: (2, 512), 20: (2, 512), 21: (2, 512), 22: (2, 512), 23: (2, 512), 24: (2, 512), 25: (2, 512), 90: (1, 512), 91: (1, 512), 92: (1, 512), 93: (1, 512), 94: (1, 512), 95: (1, 512), 96: (1, 512), 97: (1, 512), 98: (1, 512)}   # variant -> (blocks per head, threads per block)
+_SHAPES = {1: (1, 512), 2: (2, 256), 3: (1, 512), 4: (1, 512), 5: (2, 256), 6: (4, 128), 7: (1, 512), 8: (1, 512), 9: (2, 256), 10: (1, 512), 11: (1, 512), 12: (2, 256), 13: (2, 256), 14: (1, 512), 15: (2, 512), 16: (2, 512), 17: (2, 512), 18: (2, 512), 19: (2, 512), 20: (2, 512), 21: (2, 512), 22: (2, 512), 23: (2, 512), 24: (2, 512), 25: (2, 512), 90: (1, 512), 91: (1, 512), 92: (1, 512), 93: (1, 512), 94: (1, 512), 95: (1, 512), 96: (1, 512), 97: (1, 512), 98: (1, 512), 99: (1, 512), 100: (1, 512)}   # variant -> (blocks per head, threads per block)
 PROBE_WORDS = 2 * 11 + 128   # gdn_decode_v3's probe buffer (uint64): 11 phase marks (clock64, globaltimer) + starts and ends of 64 blocks
 PROBE_WORDS15 = PROBE_WORDS + 64   # variants 15-25: the starts and ends are of each cluster's rank-0 block, then its grid wait's return
 
@@ -455,6 +455,8 @@ _ABLATE.update({93: ("false", "false", "true", "false"), 94: ("false", "false", 
 _ABLATE.update({95: ("false",) * 4 + ("true", "false"), 96: ("false",) * 4 + ("false", "true")})   # <NOLD, NOSTO>: no state loads (95), no state stores (96)
 _ABLATE[97] = ("false",) * 6 + ("true",)   # <WTST>: v7 with its state stores write-through (97)
 _ABLATE[98] = ("false",) * 7 + ("true",)   # <ELST>: v7 with its state stores L2 evict_last (98)
+_ZX = {99: "false", 100: "true"}   # the z split (v7's ZX build; `rinv`): released after its grid wait (99), before it (100, REL)
+_NAMES99 = tuple(f"gdn_decode_v7<1, false, true, false, {r}, false, false, false, false, false, false, false, false, false, true>" for r in _ZX.values())
 _NAMES90 = tuple(f"gdn_decode_v7<1, false, true, false, false, false, {', '.join(f)}>" for f in _ABLATE.values())
 V13_PAD = 120 * 1024   # variant 13: v12 launched with this much dynamic shared memory (unused), so one block per SM
 XCHG_WORDS = 8 * 16 + 1   # gdn_decode_v9's exchange words per (layer, head, half): 8 rows x 16 tagged partials, the epoch
@@ -487,7 +489,7 @@ def _build(M: int, bf16_state: bool, variant: int, probe=False, rel=False) -> tu
     and v8 (EARLY true / false, 36; `rel`: variant 7's build released before its grid wait), v9 (two blocks per head,
     no cluster, 18), v10 and v11 (36), v12 and v13 (18), v14 (v7's NOB2 build, 18), v15 (18) and each pair of its builds
     16/17, 18/19, 20/21, 22/23, 24/25 (36 each; `_V15_FLAGS`), v7's ablation builds 90-92 and 95-96 (timing only,
-    wrong outputs) and its cache-hint builds 93-94, 97 and 98 (v7's values): `_ABLATE`. The -D switches leave other families' explicit nvcc
+    wrong outputs) and its cache-hint builds 93-94, 97 and 98 (v7's values): `_ABLATE`; the z split's 99 and 100 (`_ZX`). The -D switches leave other families' explicit nvcc
     instantiations out (nvcc, `book.py compile`, compiles all). `probe`: the timestamp build (M = 1, v3 and later)."""
     b, pr = ("true" if bf16_state else "false"), ("true" if probe else "false")
     if variant in (1, 2): return f"gdn_decode_v{variant}<{M}, {b}>", ("-DQE_GDN_NO_V3", "-DQE_GDN_NO_V5", "-DQE_GDN_NO_V7", "-DQE_GDN_NO_V9"), _NAMES
@@ -504,6 +506,9 @@ def _build(M: int, bf16_state: bool, variant: int, probe=False, rel=False) -> tu
     if variant in _ABLATE:
         assert M == 1 and not bf16_state and not probe, "the ablation builds (90-98) are M = 1, fp32 state, no probe"
         return f"gdn_decode_v7<1, false, true, false, false, false, {', '.join(_ABLATE[variant])}>", tuple(d for d in _NO if d != "-DQE_GDN_NO_V7"), _NAMES90
+    if variant in _ZX:
+        assert M == 1 and not bf16_state and not probe, "the z split's builds (99, 100) are M = 1, fp32 state, no probe"
+        return _NAMES99[variant - 99], tuple(d for d in _NO if d != "-DQE_GDN_NO_V7"), _NAMES99
     raise ValueError(f"no GDN variant {variant}: the variants are {sorted(_SHAPES)}")
 
 def _kernel(M: int, bf16_state: bool, variant: int, shape=(48, 16, 5120), probe=False, rel=False):
@@ -518,7 +523,7 @@ def _kernel(M: int, bf16_state: bool, variant: int, shape=(48, 16, 5120), probe=
     return k
 
 def gdn_decode(qkvz, x, w_b, w_a, conv_w, A_log, dt_bias, norm_w, conv_state, rec_state, layer, ctl, cfg: ModelConfig, out, M=1,
-               heads=None, variant=None, probe=None, pdl=False, xchg=None, rel=False):
+               heads=None, variant=None, probe=None, pdl=False, xchg=None, rel=False, rinv=None):
     """One GDN layer for M = 1..8 consecutive tokens, on torch's current stream (graph-capturable; allocates nothing).
     qkvz [M, 16384] bf16 (in_proj_qkv | in_proj_z rows), x [M, 5120] bf16 (normed layer input), w_b, w_a [48, 5120] bf16,
     conv_w [10240, 4] bf16, A_log, dt_bias [48] fp32 (exact copies of the bf16 tensors), norm_w [128] bf16,
@@ -532,7 +537,9 @@ def gdn_decode(qkvz, x, w_b, w_a, conv_w, A_log, dt_bias, norm_w, conv_state, re
     complete when the kernel starts), v13 (v12, one block per SM), v14 (v7 without its second barrier) or v15 (a cluster
     of two 512-thread blocks per head, v10's prologue in each; x must be complete when the kernel starts); `heads` < 48
     is for the cost-split measurement only. v3, v5 and v7 only: `probe` (uint64 [PROBE_WORDS] on the device, M = 1) runs the timestamp build;
-    `pdl=True` launches it as a programmatic dependent launch (needs runtime.launch's `pdl`)."""
+    `pdl=True` launches it as a programmatic dependent launch (needs runtime.launch's `pdl`). Variants 99 and 100 (the z
+    split, M = 1): v7 leaving the gated norm's last step to chapter 06's v33 (`gdn_z_gated`): out gets each head's core
+    values, `rinv` (fp32 [48] on the device) each head's 1 / rms; 100 releases its dependents before its grid wait."""
     import numpy as np
     from qwen_engine.runtime import launch
     HV, C, VD, hid = cfg.linear_num_value_heads, cfg.gdn_conv_dim, cfg.gdn_value_dim, cfg.hidden_size
@@ -553,15 +560,20 @@ def gdn_decode(qkvz, x, w_b, w_a, conv_w, A_log, dt_bias, norm_w, conv_state, re
     args = (qkvz, x, w_b, w_a, conv_w, A_log, dt_bias, norm_w, conv_state, rec_state, np.int32(layer), ctl, out,
             np.float32(cfg.rms_norm_eps), np.int32(HV if heads is None else heads))
     assert (probe is None and not pdl) or v >= 3, "probe and pdl are v3's and later variants'"
+    if v in _ZX:
+        if M != 1 or probe is not None or rinv is None or rinv.dtype != torch.float32 or not rinv.is_cuda or rinv.numel() < HV:
+            raise ValueError(f"variant {v} (the z split) runs one token and needs rinv, fp32 [{HV}] on the GPU (its 1 / rms a head), and no probe")
+        probe = rinv
+    elif rinv is not None: raise ValueError("rinv is the z split's (variants 99, 100)")
     if v >= 3:
-        assert probe is None or (M == 1 and probe.dtype == torch.int64 and probe.numel() >= (PROBE_WORDS15 if 15 <= v <= 25 else PROBE_WORDS) and probe.is_cuda)
+        assert v in _ZX or probe is None or (M == 1 and probe.dtype == torch.int64 and probe.numel() >= (PROBE_WORDS15 if 15 <= v <= 25 else PROBE_WORDS) and probe.is_cuda)
         args += (np.uint64(0) if probe is None else probe,)
     if v == 9:
         xchg = _exchange_for(cfg, rec_state) if xchg is None else xchg
         assert xchg.dtype == torch.int64 and xchg.is_contiguous() and tuple(xchg.shape) == (rec_state.shape[0], HV, 2, XCHG_WORDS), "xchg: gdn_exchange(cfg, layers)"
         args += (xchg,)
     assert not rel or v == 7, "rel: variant 7's build that releases its dependents before its grid wait"
-    k = _kernel(M, rec_state.dtype == torch.bfloat16, v, (HV, cfg.linear_num_key_heads, hid), probe is not None, rel)
+    k = _kernel(M, rec_state.dtype == torch.bfloat16, v, (HV, cfg.linear_num_key_heads, hid), probe is not None and v not in _ZX, rel)
     launch(k, (bph * HV,), (nt,), args, smem=V13_PAD if v == 13 else 256 * M if v == 14 else 0, pdl=pdl)   # v14: its l2norm sums
     return out
 

@@ -16,11 +16,11 @@ __all__ = ['BLOCK', 'ENGINE_KERNELS', 'V3_KERNELS', 'V8_SWEEP', 'V8_KERNELS', 'V
            'v8_plan', 'v8_smem', 'v8_scratch', 'v13_grid', 'v13_scratch', 'v20_smem', 'v14_smem', 'v22_smem',
            'stream_probe', 'gemv', 'lm_head_scratch', 'lm_head', 'head_keys', 'decode_head_keys', 'head_topk_ok',
            'head_topk_capacity', 'head_topk_scratch', 'head_topk_reference', 'head_topk', 'engine_plan',
-           'engine_scratch', 'engine_kwargs', 'engine_gemv', 'mlp_one_launch', 'gateup_v32', 'engine_choice',
-           'synth_fp8', 'torch_epilogue', 'check_gemv', 'check_ok', 'check_multirow_identity', 'bytes_of',
-           'time_engine', 'time_gemv', 'time_scaled_mm', 'check_lm_head', 'check_lm_head_topk', 'bandwidth_now',
-           'sweep', 'M_PAD_BYTES', 'best_choice', 'token_graph', 'time_lm_head', 'run_all', 'bench_register',
-           'checks_table', 'best_by_variant', 'speed_table', 'speed_plot']
+           'engine_scratch', 'engine_kwargs', 'engine_gemv', 'mlp_one_launch', 'gateup_v32', 'gdn_z_gated',
+           'engine_choice', 'synth_fp8', 'torch_epilogue', 'check_gemv', 'check_ok', 'check_multirow_identity',
+           'bytes_of', 'time_engine', 'time_gemv', 'time_scaled_mm', 'check_lm_head', 'check_lm_head_topk',
+           'bandwidth_now', 'sweep', 'M_PAD_BYTES', 'best_choice', 'token_graph', 'time_lm_head', 'run_all',
+           'bench_register', 'checks_table', 'best_by_variant', 'speed_table', 'speed_plot']
 
 # %% ../nbs/06_gemv.ipynb #9b77fff9
 import functools, math, time
@@ -830,6 +830,28 @@ def gateup_v32(q, scale, x, out, F: int, U: int = 2, RH: int = 3, pdl: bool = Fa
     launch(k, (F // 2 + N // 2 - F,), (64,), (q, scale, x, x, out, np.int32(N), np.int32(K), np.int32(1), np.int32(N // 2),
                                              np.uint64(0), np.uint64(0), np.int32(F)), pdl=pdl)
     return out
+
+def gdn_z_gated(q, scale, x, norm_w, mix, rinv, trg0: bool = False, pdl: bool = False):
+    """v33, chapter 08's z split: the z rows of GDN's input projection (`q`, `scale`: in_proj_qkvz's last 6,144 rows and
+    their 48 scale rows, views) streamed as the engine's qkv|z build streams them, then, once the GDN kernel before it is
+    complete (its ZX build: `mix` [1, 6144] holding each head's core values, `rinv` fp32 [48] each head's 1 / rms),
+    mix = the gated norm of the core with SiLU(z) (chapter 08's values bit for bit). `norm_w`: the layer's bf16 [128].
+    `trg0`: release the kernel after it at the start instead of after the stream. Launch it right after the GDN kernel."""
+    import numpy as np
+    N, K = q.shape
+    RP, U, _ = ENGINE_V26[(16384, 5120, 0)]
+    SR, MINB = ENGINE_CHOICE[(16384, 5120, 0)][1], ENGINE_MINB[(16384, 5120, 0)]
+    if N % (128 * SR * 2 * RP) or K % 512 or scale.shape != (N // 128, K // 128) or scale.dtype != torch.float32:
+        raise ValueError(f"v33: z {tuple(q.shape)} with scales {tuple(scale.shape)}: N must be whole heads of 128 rows in blocks of "
+                         f"{2 * RP * SR} rows, K a multiple of 512, the scales fp32 [N / 128, K / 128]")
+    for t, shp, dt, what in ((x, (1, K), torch.bfloat16, "x"), (mix, (1, N), torch.bfloat16, "mix"), (norm_w, (128,), torch.bfloat16, "norm_w"),
+                             (rinv, (N // 128,), torch.float32, "rinv")):
+        if tuple(t.shape) != shp or t.dtype != dt or not t.is_contiguous():
+            raise ValueError(f"v33: {what} must be {str(dt)[6:]} contiguous {list(shp)}, not {t.dtype} {list(t.shape)}")
+    k = get_kernel("gemv", f"gemv_fp8_v33<{SR}, {RP}, {U}, {K // 512}, {MINB}, {str(bool(trg0)).lower()}>")
+    launch(k, (N // (2 * RP * SR),), (32 * SR,), (q, scale, x, norm_w, mix, np.int32(N), np.int32(K), np.int32(1), np.int32(N),
+                                                 rinv, np.uint64(0)), pdl=pdl)
+    return mix
 
 def engine_choice(N: int, K: int, epi: int) -> tuple:
     "The engine's configuration for this shape as a `token_graph` choice entry: (variant, S, RG, KS, bps, D[, C, v13opt])."

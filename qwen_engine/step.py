@@ -15,7 +15,7 @@ from .config import ModelConfig, PREFIX, tensor_specs
 from .checkpoint import Checkpoint, load_engine_weights, fused_layout, synth_tensor, quantize, dequantize, FUSED
 from .runtime import get_kernel, launch
 from .gemv import engine_gemv, engine_scratch, engine_plan, engine_kwargs, lm_head, lm_head_scratch, ENGINE_CHOICE
-from .gemv import head_topk, head_topk_ok, head_topk_scratch, head_topk_capacity
+from .gemv import head_topk, head_topk_ok, head_topk_scratch, head_topk_capacity, gemv, gdn_z_gated
 from .norms import rmsnorm
 from .attention import KVPool, PageTable, attention_decode, attention_scratch, rope_table
 from .gdn import gdn_state, gdn_decode
@@ -149,6 +149,8 @@ class DecodeStep:
         self.spacers = {}            # measurement only (results/explore_spacer.py): {"mlp" | "gdn" | "attn": spacer kernel name}
         self.omit = set()            # measurement only (results/explore_omit.py): {"gdn", "attention"}: skip those kernels
         self.omit_norms = False      # measurement only (09d's price of the norms): the body then skips the residual norms
+        self.zsplit = None           # measurement (results/explore_gdn_zsplit.py, chapter 08's z split): (GDN variant 99 | 100, trg0)
+        self.rinv = torch.zeros(cfg.linear_num_value_heads, dtype=torch.float32, device=dev)   # the z split's 1 / rms a head
 
     def set_handoff(self, mode: str):
         "'copy': the step writes a device ring, the host copies one slot on a side stream; 'mapped': it writes the pinned ring directly."
@@ -284,11 +286,16 @@ class DecodeStep:
             if not self.omit_norms: rmsnorm(h[0], L["ln1"], eps, x, pdl=pdl, rel="norm" in self.release, late=self._late("ln1"))
             if L["kind"] == "linear_attention":
                 qkvz = self.proj[:, :L["inp"][0].shape[0]]
-                self._gemv(L["inp"], x, 0, qkvz)
+                if self.zsplit:                            # the qkv rows alone, as the engine's qkv|z build streams them
+                    C, (wq, ws) = c.gdn_conv_dim, L["inp"]
+                    gemv(wq[:C], ws[:C // 128], x, 0, out=qkvz[:, :C], pdl=pdl, **engine_kwargs(*wq.shape, 0))
+                else: self._gemv(L["inp"], x, 0, qkvz)
                 self._l2_prefetch("gdn_out", L["out"], 1)
                 self._spacer("gdn")
                 mix = self.mix[:, :c.gdn_value_dim]
-                if "gdn" not in self.omit:
+                if self.zsplit:
+                    self._gdn_zsplit(L, x, qkvz, mix)
+                elif "gdn" not in self.omit:
                     gdn_decode(qkvz, x, L["w_b"], L["w_a"], L["conv_w"], L["A_log"], L["dt_bias"], L["norm"], self.conv, self.rec,
                                L["idx"], self.ctl, c, mix, pdl=pdl, rel="gdn" in self.release)
                 self._gemv(L["out"], mix, 1, h[1], res=h[0])
@@ -314,6 +321,15 @@ class DecodeStep:
         launch(get_kernel("step", "finish_step"), (1,), (32,), (ids, self.ctl, self.forced, self.eos, np.int32(self.eos.numel()),
                                                                np.uint64(self.ring_dev.data_ptr()), np.int32(self.ring_len)), pdl=pdl)
         if self._forked: torch.cuda.current_stream().wait_stream(self.pf_stream)    # join the L2 branch
+
+    def _gdn_zsplit(self, L, x, qkvz, mix):
+        "Chapter 08's z split (a measurement): the GDN kernel without the gated norm's last step, then the z rows' GEMV doing it."
+        c, (wq, ws) = self.cfg, L["inp"]
+        variant, trg0 = self.zsplit
+        C = c.gdn_conv_dim
+        gdn_decode(qkvz, x, L["w_b"], L["w_a"], L["conv_w"], L["A_log"], L["dt_bias"], L["norm"], self.conv, self.rec,
+                   L["idx"], self.ctl, c, mix, pdl=self.pdl, variant=variant, rinv=self.rinv)
+        gdn_z_gated(wq[C:], ws[C // 128:], x, L["norm"], mix, self.rinv, trg0=trg0, pdl=self.pdl)
 
     def _late(self, which: str) -> bool:
         "Whether the residual norm `which` (ln1, ln2, final) is the build released after its stores (a measurement)."

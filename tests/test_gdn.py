@@ -393,10 +393,10 @@ def test_every_variant_build_is_instantiated_and_compiled_with_its_family():
     from qwen_engine import gdn
     src = open(gdn.__file__.replace("qwen_engine/gdn.py", "kernels/gdn.cu")).read()
     for v in sorted(gdn._SHAPES):
-        if v in gdn._ABLATE:                               # v7's timing-only ablation builds: M = 1, fp32 state, no probe
+        if v in gdn._ABLATE or v in gdn._ZX:               # v7's ablation builds and the z split's: M = 1, fp32 state, no probe
             n, _, together = gdn._build(1, False, v)
             assert n in together and f"template __global__ void {n}(" in src, (v, n)
-            with pytest.raises(AssertionError, match="ablation"): gdn._build(2, False, v)
+            with pytest.raises(AssertionError, match="ablation" if v in gdn._ABLATE else "z split"): gdn._build(2, False, v)
             continue
         for M in range(1, gdn.MAX_M + 1):
             for bf in (False, True):
@@ -413,3 +413,17 @@ def test_v15_records_the_chapter_reads_are_committed():
     for n in ("gdn_v15_h200", "gdn_v15_step_h200", "gdn_v22_h200", "gdn_v22_step_h200", "gdn_v24_h200", "gdn_v24_step_h200",
               "gdn_v15t_h200", "gdn_v22t_h200", "gdn_v24t_h200", "gdn_v23_step_h200", "gdn_all_h200"):
         assert read_record(n)["data"], n
+
+
+def test_z_split_builds():
+    "Variants 99 and 100 (the z split): v7 with ZX last, released after (99) or before (100, REL) its grid wait; one family."
+    from qwen_engine import gdn
+    n99, d99, t99 = gdn._build(1, False, 99)
+    n100, _, t100 = gdn._build(1, False, 100)
+    assert n99 == "gdn_decode_v7<1, false, true, false, false, false, false, false, false, false, false, false, false, false, true>"
+    assert n100 == n99.replace("<1, false, true, false, false,", "<1, false, true, false, true,") and t99 == t100 == gdn._NAMES99
+    assert "-DQE_GDN_NO_V7" not in d99 and gdn._SHAPES[99] == gdn._SHAPES[100] == gdn._SHAPES[7]
+    for bad in (dict(bf16_state=True), dict(probe=True)):
+        with pytest.raises(AssertionError, match="z split"): gdn._build(1, bad.get("bf16_state", False), 99, bad.get("probe", False))
+    src = open(gdn.__file__.replace("qwen_engine/gdn.py", "kernels/gdn.cu")).read()
+    assert 'static_assert(!ZX || (M == 1 && !PROBE && !NOB2)' in src and "if (!ZX && zrow < M)" in src

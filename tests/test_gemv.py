@@ -989,3 +989,27 @@ def test_gateup_v32_names_grid_and_errors(monkeypatch):
         with pytest.raises(ValueError, match="v32"): G.gateup_v32(q, sc, x, out, **bad)
     with pytest.raises(ValueError, match="do not form"): G.gateup_v32(q, sc, x, torch.zeros(1, 34816, dtype=torch.bfloat16), 16896)
     assert len(grids) == n
+
+
+def test_gdn_z_gated_names_grid_and_errors(monkeypatch):
+    """v33 through gdn_z_gated (chapter 08's z split): the engine's qkv|z build parameters (2 warps, 2 row pairs, runs of 3,
+    8 blocks an SM), trg0 in the name, one block a 8 rows of z; the launch's y is mix, res the norm weight, partial rinv.
+    Clear errors for z that is not whole heads, scales of another shape, and a mis-shaped or mis-typed operand."""
+    from qwen_engine import gemv as G
+    named, grids = _mocked_launcher(monkeypatch)
+    q, sc = torch.zeros(6144, 5120, dtype=torch.uint8), torch.zeros(48, 40)
+    x, mix, nw, rinv = torch.zeros(1, 5120, dtype=torch.bfloat16), torch.zeros(1, 6144, dtype=torch.bfloat16), torch.zeros(128, dtype=torch.bfloat16), torch.zeros(48)
+    G.gdn_z_gated(q, sc, x, nw, mix, rinv)
+    assert named[-1] == "gemv_fp8_v33<2, 2, 3, 10, 8, false>" and grids[-1][0] == (768,)
+    args = grids[-1][1]
+    assert args[3] is nw and args[4] is mix and args[9] is rinv and int(args[5]) == 6144
+    G.gdn_z_gated(q, sc, x, nw, mix, rinv, trg0=True)
+    assert named[-1] == "gemv_fp8_v33<2, 2, 3, 10, 8, true>"
+    n = len(grids)
+    with pytest.raises(ValueError, match="whole heads"): G.gdn_z_gated(q[:6100], sc, x, nw, mix, rinv)
+    with pytest.raises(ValueError, match="scales"): G.gdn_z_gated(q, sc[:40], x, nw, mix, rinv)
+    for bad, what in ((dict(rinv=rinv.double()), "rinv"), (dict(rinv=rinv[:47]), "rinv"), (dict(mix=mix[:, :6000]), "mix"),
+                      (dict(norm_w=nw.float()), "norm_w"), (dict(x=x[:, :4096]), "x")):
+        kw = dict(norm_w=nw, mix=mix, rinv=rinv, x=x) | bad
+        with pytest.raises(ValueError, match=what): G.gdn_z_gated(q, sc, kw["x"], kw["norm_w"], kw["mix"], kw["rinv"])
+    assert len(grids) == n
