@@ -1221,8 +1221,8 @@ __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v7(
   unsigned short in[M];
   if (conv_t) {
 #pragma unroll
-    for (int m = 0; m < M; ++m) in[m] = qkvz[(size_t)m * GDN_ROW + ch];
-  }
+    for (int m = 0; m < M; ++m) in[m] = ZX ? __ldcg(qkvz + (size_t)m * GDN_ROW + ch) : qkvz[(size_t)m * GDN_ROW + ch];   // ZX: a coherent load,
+  }                                                        // never scheduled above the wait (a read-only one was, with REL: chapter 09a)
   uint2 zv = make_uint2(0u, 0u);
   static_assert(!ZX || (M == 1 && !PROBE && !NOB2), "ZX: one token, the probe's pointer holds 1 / rms");
   if (!ZX && zrow < M) zv = *reinterpret_cast<const uint2*>(qkvz + (size_t)zrow * GDN_ROW + GDN_CONV + h * GDN_D + 4 * l);
