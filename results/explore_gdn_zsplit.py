@@ -8,7 +8,8 @@ kernel's post-wait chain runs, instead of before it. Every value is the engine's
   (b) the decode step (27B shape, synthetic, seed 0): after a 16-token prompt and 24 greedy tokens, the tokens, residual
       stream, recurrent states and conv rings equal to the engine's, PDL graph and plain graph; a negative control (v33
       reading a 1 / rms buffer the GDN kernel never writes) must differ;
-  (c) ms per token at 1K and 32K, the engine against the four builds, interleaved rounds (explore_util.step_plans).
+  (c) ms per token at 1K and 32K, the engine against the four builds and "two launches" (qkv GEMV, the z rows' GEMV with
+      a plain epilogue, v7: what splitting the launch costs without the overlap), interleaved rounds (explore_util.step_plans).
 Usage, from the repo root on the H200:  PYTHONPATH=. python3 results/explore_gdn_zsplit.py OUT_DIR   (about 4 min)"""
 import os, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -16,6 +17,17 @@ import torch
 import explore_util
 
 PLANS = {"engine": None, "99": (99, False), "99 trg0": (99, True), "100": (100, False), "100 trg0": (100, True)}
+TWO = "two launches"    # timing only: qkv GEMV, then z GEMV (the engine's build, plain epilogue), then v7: the split's cost without its overlap
+
+
+def two_launches(self, L, x, qkvz, mix):
+    from qwen_engine.gemv import gemv, engine_kwargs
+    from qwen_engine.gdn import gdn_decode
+    c, (wq, ws) = self.cfg, L["inp"]
+    C = c.gdn_conv_dim
+    gemv(wq[C:], ws[C // 128:], x, 0, out=qkvz[:, C:], pdl=self.pdl, **engine_kwargs(*wq.shape, 0))
+    gdn_decode(qkvz, x, L["w_b"], L["w_a"], L["conv_w"], L["A_log"], L["dt_bias"], L["norm"], self.conv, self.rec,
+               L["idx"], self.ctl, c, mix, pdl=self.pdl)
 
 
 def layer_checks(step, rec, guard, el):
@@ -117,12 +129,15 @@ if __name__ == "__main__":
         explore_util.guard(rec, "layer checks", lambda: layer_checks(step, rec, None, el))
         explore_util.guard(rec, "step checks", lambda: step_checks(step, rec, None, el))
 
-    def apply(st, plan): st.zsplit = plan
+    def apply(st, plan):
+        st.__dict__.pop("_gdn_zsplit", None)
+        if plan == TWO: st.zsplit, st._gdn_zsplit = (7, False), two_launches.__get__(st)
+        else: st.zsplit = plan
 
     what = ("The z split (chapter 08): qkv GEMV -> GDN v7's ZX build (99 / 100) -> v33 (z rows, the gated norm in the epilogue, "
             "trg0: the out projection released at its start) -> out_proj, against the engine's qkv|z GEMV -> v7 -> out_proj: (a) one "
             "layer, random inputs, three seeds, PDL and plain, bit identity of mix, state and conv ring, a negative control; (b) the "
             "decode step's tokens, residual stream, states and rings after 16 + 24 tokens, PDL and plain graphs, a negative control; "
-            "(c) ms per token at 1K and 32K, interleaved rounds.")
-    explore_util.step_plans(sys.argv[1] if len(sys.argv) > 1 else None, "gdn_zsplit_h200", what, "explore_gdn_zsplit.py", PLANS, apply,
-                            reps=3, describe=lambda p: list(p) if p else "engine", extra=extra)
+            "(c) ms per token at 1K and 32K, interleaved rounds, with 'two launches' (qkv GEMV, z GEMV, v7: the split without its overlap).")
+    explore_util.step_plans(sys.argv[1] if len(sys.argv) > 1 else None, "gdn_zsplit_h200", what, "explore_gdn_zsplit.py", PLANS | {TWO: TWO}, apply,
+                            reps=3, describe=lambda p: list(p) if isinstance(p, tuple) else (p or "engine"), extra=extra)
