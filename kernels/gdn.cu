@@ -25,6 +25,8 @@
 //      REL (default false; chapter 09a's measurement): release the next kernel before the grid wait. WRONG as built:
 //      ptxas scheduled its read-only q|k|v|z load above griddepcontrol.wait, and the step's tokens changed run to run
 //      (results/release_h200.json; the SASS audit of chapter 09a catches it). Kept as the audit's negative control.
+//      ZX (variants 99, 100; the z split, below): no z, no SiLU(z); the core values and 1 / rms left for chapter 06's v33.
+//      Its q|k|v|z row loaded coherently (__ldcg), so 100 (REL) keeps it below the wait. Bit-identical; lost in the step.
 //   v9 gdn_decode_v9<M, BF16_STATE, PROBE>: v7's schedule on two blocks of 8 warps per head (96 blocks), no cluster:
 //      each block v1's warps 8 half.. (64 state columns), all of b/a, the conv of q, k and its own 64 v channels; the
 //      gated norm's 32 lane partials cross between the halves as tagged 64-bit words in global memory (`xchg`).

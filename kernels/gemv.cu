@@ -143,6 +143,9 @@
 //   v32 gemv_fp8_v32<U, KST, MINB, RH>: gate|up as the engine's for pairs [0, F), then one block a pair whose two warps split
 //      its K (RH runs and the rest), met in shared memory. Within the definition; lost: 43.6-44.1 us alone vs 42.7-43.0,
 //      the step slower in every round (gemv_v32_h200.json).
+//   v33 gemv_fp8_v33<SR, RP, U, KST, MINB, TRG0>: chapter 08's z split: in_proj_qkvz's z rows as the engine's qkv|z build
+//      streams them, no wait before the stream, then (EPI 3) the wait for the GDN kernel and the gated norm in the epilogue.
+//      Bit-identical to the engine's layer; lost: the step 0.17-0.22 ms slower at 1K (gdn_zsplit_h200.json, chapter 08).
 //   lm_head_bf16_v2<S>: the same structure for the bf16 vocabulary projection over a row set, with argmax.
 //   lm_head_bf16_v3<SR, RP, MT, D>: the head with v13's whole-row streams (bf16 pairs permuted, no widening), a D-step
 //      ring; the same per-block argmax partials. 667 us alone vs v2's 687, 0.01 ms slower in the step (head_v3_h200.json).

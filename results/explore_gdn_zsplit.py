@@ -10,7 +10,7 @@ kernel's post-wait chain runs, instead of before it. Every value is the engine's
       reading a 1 / rms buffer the GDN kernel never writes) must differ;
   (c) ms per token at 1K and 32K, the engine against the four builds and "two launches" (qkv GEMV, the z rows' GEMV with
       a plain epilogue, v7: what splitting the launch costs without the overlap), interleaved rounds (explore_util.step_plans).
-Usage, from the repo root on the H200:  PYTHONPATH=. python3 results/explore_gdn_zsplit.py OUT_DIR   (about 4 min)"""
+Usage, from the repo root on the H200:  PYTHONPATH=. python3 results/explore_gdn_zsplit.py OUT_DIR   (about 90 s)"""
 import os, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch
