@@ -427,7 +427,7 @@ def v9_matches_v1(P: dict, hidden: int = 5120, head: int = 0) -> bool:
 
 # %% ../nbs/08_gdn.ipynb #234ee6bf
 VARIANT = 7        # the kernel the engine runs: bit-identical to v3 (so to v1); 6.36 us alone, 3.87 chained with PDL vs v3's 6.92 / 4.06, but M = 8 1.56 us/token vs v3's 1.42 (results/gdn_v7_h200.json)
-_SHAPES = {1: (1, 512), 2: (2, 256), 3: (1, 512), 4: (1, 512), 5: (2, 256), 6: (4, 128), 7: (1, 512), 8: (1, 512), 9: (2, 256), 10: (1, 512), 11: (1, 512), 12: (2, 256), 13: (2, 256), 14: (1, 512), 15: (2, 512), 16: (2, 512), 17: (2, 512), 18: (2, 512), 19: (2, 512), 20: (2, 512), 21: (2, 512), 22: (2, 512), 23: (2, 512), 24: (2, 512), 25: (2, 512), 90: (1, 512), 91: (1, 512), 92: (1, 512), 93: (1, 512), 94: (1, 512), 95: (1, 512), 96: (1, 512), 97: (1, 512), 98: (1, 512), 99: (1, 512), 100: (1, 512)}   # variant -> (blocks per head, threads per block)
+_SHAPES = {1: (1, 512), 2: (2, 256), 3: (1, 512), 4: (1, 512), 5: (2, 256), 6: (4, 128), 7: (1, 512), 8: (1, 512), 9: (2, 256), 10: (1, 512), 11: (1, 512), 12: (2, 256), 13: (2, 256), 14: (1, 512), 15: (2, 512), 16: (2, 512), 17: (2, 512), 18: (2, 512), 19: (2, 512), 20: (2, 512), 21: (2, 512), 22: (2, 512), 23: (2, 512), 24: (2, 512), 25: (2, 512), 90: (1, 512), 91: (1, 512), 92: (1, 512), 93: (1, 512), 94: (1, 512), 95: (1, 512), 96: (1, 512), 97: (1, 512), 98: (1, 512), 99: (1, 512), 100: (1, 512), 101: (1, 512), 102: (1, 512)}   # variant -> (blocks per head, threads per block)
 PROBE_WORDS = 2 * 11 + 128   # gdn_decode_v3's probe buffer (uint64): 11 phase marks (clock64, globaltimer) + starts and ends of 64 blocks
 PROBE_WORDS15 = PROBE_WORDS + 64   # variants 15-25: the starts and ends are of each cluster's rank-0 block, then its grid wait's return
 
@@ -455,6 +455,8 @@ _ABLATE.update({93: ("false", "false", "true", "false"), 94: ("false", "false", 
 _ABLATE.update({95: ("false",) * 4 + ("true", "false"), 96: ("false",) * 4 + ("false", "true")})   # <NOLD, NOSTO>: no state loads (95), no state stores (96)
 _ABLATE[97] = ("false",) * 6 + ("true",)   # <WTST>: v7 with its state stores write-through (97)
 _ABLATE[98] = ("false",) * 7 + ("true",)   # <ELST>: v7 with its state stores L2 evict_last (98)
+_ABLATE[101] = ("false",) * 7 + ("true", "false", "50")   # <ELST, ZX, ELF>: 98 on half the lines (101) ...
+_ABLATE[102] = ("false",) * 7 + ("true", "false", "25")   # ... and on a quarter (102)
 _ZX = {99: "false", 100: "true"}   # the z split (v7's ZX build; `rinv`): released after its grid wait (99), before it (100, REL)
 _NAMES99 = tuple(f"gdn_decode_v7<1, false, true, false, {r}, false, false, false, false, false, false, false, false, false, true>" for r in _ZX.values())
 _NAMES90 = tuple(f"gdn_decode_v7<1, false, true, false, false, false, {', '.join(f)}>" for f in _ABLATE.values())
@@ -489,7 +491,7 @@ def _build(M: int, bf16_state: bool, variant: int, probe=False, rel=False) -> tu
     and v8 (EARLY true / false, 36; `rel`: variant 7's build released before its grid wait), v9 (two blocks per head,
     no cluster, 18), v10 and v11 (36), v12 and v13 (18), v14 (v7's NOB2 build, 18), v15 (18) and each pair of its builds
     16/17, 18/19, 20/21, 22/23, 24/25 (36 each; `_V15_FLAGS`), v7's ablation builds 90-92 and 95-96 (timing only,
-    wrong outputs) and its cache-hint builds 93-94, 97 and 98 (v7's values): `_ABLATE`; the z split's 99 and 100 (`_ZX`). The -D switches leave other families' explicit nvcc
+    wrong outputs) and its cache-hint builds 93-94, 97, 98, 101 and 102 (v7's values): `_ABLATE`; the z split's 99 and 100 (`_ZX`). The -D switches leave other families' explicit nvcc
     instantiations out (nvcc, `book.py compile`, compiles all). `probe`: the timestamp build (M = 1, v3 and later)."""
     b, pr = ("true" if bf16_state else "false"), ("true" if probe else "false")
     if variant in (1, 2): return f"gdn_decode_v{variant}<{M}, {b}>", ("-DQE_GDN_NO_V3", "-DQE_GDN_NO_V5", "-DQE_GDN_NO_V7", "-DQE_GDN_NO_V9"), _NAMES
@@ -504,7 +506,7 @@ def _build(M: int, bf16_state: bool, variant: int, probe=False, rel=False) -> tu
     if variant == 14: return f"gdn_decode_v7<{M}, {b}, true, {pr}, false, true>", tuple(d for d in _NO if d != "-DQE_GDN_NO_V7"), _NAMES14
     if variant in _V15_FLAGS: return f"gdn_decode_v15<{M}, {b}, {pr}{_V15_FLAGS[variant]}>", _NO, globals()[_V15_NAMES[variant]]
     if variant in _ABLATE:
-        assert M == 1 and not bf16_state and not probe, "the ablation builds (90-98) are M = 1, fp32 state, no probe"
+        assert M == 1 and not bf16_state and not probe, "the ablation builds (90-98, 101, 102) are M = 1, fp32 state, no probe"
         return f"gdn_decode_v7<1, false, true, false, false, false, {', '.join(_ABLATE[variant])}>", tuple(d for d in _NO if d != "-DQE_GDN_NO_V7"), _NAMES90
     if variant in _ZX:
         assert M == 1 and not bf16_state and not probe, "the z split's builds (99, 100) are M = 1, fp32 state, no probe"
