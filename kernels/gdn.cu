@@ -1154,8 +1154,8 @@ __device__ __forceinline__ void gdn_state_store_wt(const float (&s)[8][4], void*
 // ELST (fp32 state; v7's values bit for bit): the state's stores with an L2 evict_last policy (createpolicy + .L2::cache_hint):
 // chapter 01 found a burst of stores between long reads costs 0.2 ms a token unless its lines stay in L2, and this policy
 // cut that to 0.06 ms there (write_policy_h200.json). explore_gdn_el.py
-// ELF (variants 101, 102): the policy on that percentage of the lines only (createpolicy.fractional's fraction; the rest
-// evict_normal), the middle between v7 and 98 (chapter 08). explore_gdn_elf.py
+// ELH, ELQ (variants 101, 102): the policy on half (ELH) or a quarter (ELQ) of the lines only (createpolicy.fractional's
+// fraction, ELF here; the rest evict_normal), the middle between v7 and 98 (chapter 08). explore_gdn_elf.py
 template <int ELF = 100>
 __device__ __forceinline__ void gdn_state_store_col_el(const float (&sc)[4], void* rec_state, size_t base, int l, int c) {
   static_assert(ELF == 100 || ELF == 50 || ELF == 25, "the fractions built: 1.0, 0.5, 0.25");
@@ -1177,7 +1177,7 @@ __device__ __forceinline__ void gdn_state_store_el(const float (&s)[8][4], void*
 // (fp32) into `probe` read as float[48]; v33's epilogue then forms qe_gated_apply(core, 1 / rms, norm_w, z), v7's value.
 template <int M, bool BF16_STATE, bool EARLY, bool PROBE, bool REL = false, bool NOB2 = false, bool NOBA = false, bool NOST = false,
           bool CSST = false, bool CSLD = false, bool NOLD = false, bool NOSTO = false, bool WTST = false, bool ELST = false, bool ZX = false,
-          int ELF = 100>
+          bool ELH = false, bool ELQ = false>
 __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v7(
     const unsigned short* __restrict__ qkvz, const unsigned short* __restrict__ x,
     const unsigned short* __restrict__ w_b, const unsigned short* __restrict__ w_a,
@@ -1200,7 +1200,7 @@ __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v7(
   float s[8][4];
   const size_t base = ((size_t)layer * GDN_HV + h) * (GDN_D * GDN_D) + (size_t)w * 1024;
   static_assert(!(CSST || CSLD || WTST || ELST) || !BF16_STATE, "the cache-hint builds are fp32-state builds");
-  static_assert(ELF == 100 || ELST, "ELF: the fraction of ELST's policy");
+  static_assert(!(ELH || ELQ) || (ELST && !(ELH && ELQ)), "ELH, ELQ: one fraction of ELST's policy");
   if constexpr (CSLD) gdn_state_load_cs(s, rec_state, base, l);
   else if constexpr (!NOST && !NOLD) gdn_state_load<BF16_STATE>(s, rec_state, base, l);
   else {
@@ -1401,7 +1401,7 @@ __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v7(
 #pragma unroll
         for (int r = 0; r < 4; ++r) s[c][r] = qe_round_bf16(s[c][r]);
       }
-      if constexpr (ELST) { if (store_now) gdn_state_store_col_el<ELF>(s[c], rec_state, base, l, c); }
+      if constexpr (ELST) { if (store_now) gdn_state_store_col_el<ELH ? 50 : ELQ ? 25 : 100>(s[c], rec_state, base, l, c); }
       else if constexpr (WTST) { if (store_now) gdn_state_store_col_wt(s[c], rec_state, base, l, c); }
       else if constexpr (CSST) { if (store_now) gdn_state_store_col_cs(s[c], rec_state, base, l, c); }
       else if (store_now) gdn_state_store_col<BF16_STATE>(s[c], rec_state, base, l, c);
@@ -1422,20 +1422,19 @@ __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v7(
 #pragma unroll
       for (int r = 0; r < 4; ++r) out[(size_t)h * GDN_D + 4 * l + r] = qe_f32_to_bf16(v[r]);
       if (l == 0) reinterpret_cast<float*>(probe)[h] = rinv;
-    } else {
-      const float4 sz = *reinterpret_cast<const float4*>(&s_sz[w][4 * l]);
-      const float szs[4] = {sz.x, sz.y, sz.z, sz.w};
-      const unsigned short nws[4] = {(unsigned short)(nw.x & 0xffffu), (unsigned short)(nw.x >> 16), (unsigned short)(nw.y & 0xffffu), (unsigned short)(nw.y >> 16)};
-#pragma unroll
-      for (int r = 0; r < 4; ++r)
-        out[(size_t)w * GDN_VD + h * GDN_D + 4 * l + r] = gdn_gated_apply_sz(v[r], rinv, nws[r], szs[r]);
     }
-    if constexpr (ELST) gdn_state_store_el<ELF>(s, rec_state, base, l);
+    const float4 sz = *reinterpret_cast<const float4*>(&s_sz[w][4 * l]);
+    const float szs[4] = {sz.x, sz.y, sz.z, sz.w};
+    const unsigned short nws[4] = {(unsigned short)(nw.x & 0xffffu), (unsigned short)(nw.x >> 16), (unsigned short)(nw.y & 0xffffu), (unsigned short)(nw.y >> 16)};
+#pragma unroll
+    for (int r = 0; r < 4; ++r)
+      if (!ZX) out[(size_t)w * GDN_VD + h * GDN_D + 4 * l + r] = gdn_gated_apply_sz(v[r], rinv, nws[r], szs[r]);
+    if constexpr (ELST) gdn_state_store_el<ELH ? 50 : ELQ ? 25 : 100>(s, rec_state, base, l);
     else if constexpr (WTST) gdn_state_store_wt(s, rec_state, base, l);
     else if constexpr (CSST) gdn_state_store_cs(s, rec_state, base, l);
     else if constexpr (!NOST && !NOSTO) gdn_state_store<BF16_STATE>(s, rec_state, base, l);
   } else if (!EARLY && !NOST && !NOSTO) {
-    if constexpr (ELST) gdn_state_store_el<ELF>(s, rec_state, base, l);
+    if constexpr (ELST) gdn_state_store_el<ELH ? 50 : ELQ ? 25 : 100>(s, rec_state, base, l);
     else if constexpr (WTST) gdn_state_store_wt(s, rec_state, base, l);
     else if constexpr (CSST) gdn_state_store_cs(s, rec_state, base, l);
     else gdn_state_store<BF16_STATE>(s, rec_state, base, l);
@@ -1459,8 +1458,8 @@ template __global__ void gdn_decode_v7<1, false, true, false, false, false, fals
 template __global__ void gdn_decode_v7<1, false, true, false, false, false, false, false, false, false, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // stores evict_last
 template __global__ void gdn_decode_v7<1, false, true, false, false, false, false, false, false, false, false, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // the z split
 template __global__ void gdn_decode_v7<1, false, true, false, true, false, false, false, false, false, false, false, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // the z split, REL
-template __global__ void gdn_decode_v7<1, false, true, false, false, false, false, false, false, false, false, false, false, true, false, 50>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // stores evict_last on 50 % of the lines
-template __global__ void gdn_decode_v7<1, false, true, false, false, false, false, false, false, false, false, false, false, true, false, 25>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // stores evict_last on 25 % of the lines
+template __global__ void gdn_decode_v7<1, false, true, false, false, false, false, false, false, false, false, false, false, true, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // stores evict_last on 50 % of the lines
+template __global__ void gdn_decode_v7<1, false, true, false, false, false, false, false, false, false, false, false, false, true, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // stores evict_last on 25 % of the lines
 template __global__ void gdn_decode_v7<2, false, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 template __global__ void gdn_decode_v7<3, false, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
 template __global__ void gdn_decode_v7<4, false, true, false>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);
@@ -1743,11 +1742,11 @@ __global__ void __launch_bounds__(256, 2) gdn_decode_v9(
     const float rinv = qe_rms_from_sum(qe_warp_sum(part_ss), 1.f / GDN_D, eps, mean);   // qe_warp_rms_inv<4>'s steps
     if (my_lane) {
       const float4 sz = *reinterpret_cast<const float4*>(&s_sz[w][4 * l]);
-      const float szs[4] = {sz.x, sz.y, sz.z, sz.w};
-      const unsigned short nws[4] = {(unsigned short)(nw.x & 0xffffu), (unsigned short)(nw.x >> 16), (unsigned short)(nw.y & 0xffffu), (unsigned short)(nw.y >> 16)};
+    const float szs[4] = {sz.x, sz.y, sz.z, sz.w};
+    const unsigned short nws[4] = {(unsigned short)(nw.x & 0xffffu), (unsigned short)(nw.x >> 16), (unsigned short)(nw.y & 0xffffu), (unsigned short)(nw.y >> 16)};
 #pragma unroll
-      for (int r = 0; r < 4; ++r)
-        out[(size_t)w * GDN_VD + h * GDN_D + 4 * l + r] = gdn_gated_apply_sz(v[r], rinv, nws[r], szs[r]);
+    for (int r = 0; r < 4; ++r)
+      out[(size_t)w * GDN_VD + h * GDN_D + 4 * l + r] = gdn_gated_apply_sz(v[r], rinv, nws[r], szs[r]);
     }
     gdn_state_store<BF16_STATE>(s, rec_state, base, l);
   }

@@ -455,8 +455,8 @@ _ABLATE.update({93: ("false", "false", "true", "false"), 94: ("false", "false", 
 _ABLATE.update({95: ("false",) * 4 + ("true", "false"), 96: ("false",) * 4 + ("false", "true")})   # <NOLD, NOSTO>: no state loads (95), no state stores (96)
 _ABLATE[97] = ("false",) * 6 + ("true",)   # <WTST>: v7 with its state stores write-through (97)
 _ABLATE[98] = ("false",) * 7 + ("true",)   # <ELST>: v7 with its state stores L2 evict_last (98)
-_ABLATE[101] = ("false",) * 7 + ("true", "false", "50")   # <ELST, ZX, ELF>: 98 on half the lines (101) ...
-_ABLATE[102] = ("false",) * 7 + ("true", "false", "25")   # ... and on a quarter (102)
+_ABLATE[101] = ("false",) * 7 + ("true", "false", "true")   # <ELST, ZX, ELH>: 98 on half the lines (101) ...
+_ABLATE[102] = ("false",) * 7 + ("true", "false", "false", "true")   # <..., ELQ>: and on a quarter (102)
 _ZX = {99: "false", 100: "true"}   # the z split (v7's ZX build; `rinv`): released after its grid wait (99), before it (100, REL)
 _NAMES99 = tuple(f"gdn_decode_v7<1, false, true, false, {r}, false, false, false, false, false, false, false, false, false, true>" for r in _ZX.values())
 _NAMES90 = tuple(f"gdn_decode_v7<1, false, true, false, false, false, {', '.join(f)}>" for f in _ABLATE.values())
