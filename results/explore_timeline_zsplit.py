@@ -25,3 +25,10 @@ class Step(S.DecodeStep):
 S.DecodeStep = Step
 T.NAME, T.out, T.CTXS, T.BLOCKS_OF = f"step_timeline_zsplit_{P}_h200", sys.argv[1], (1024,), range(196, 222)
 T.main_timeline()
+# explore_timeline's recorder names its own script; the record says how it was really made
+import json
+from pathlib import Path
+rp = Path(T.out) / f"{T.NAME}.json"
+r = json.loads(rp.read_text())
+r["command"] = f"QE_TIMELINE=1 PYTHONPATH=. python3 results/explore_timeline_zsplit.py OUT_DIR {P}"
+rp.write_text(json.dumps(r, indent=1) + "\n")
