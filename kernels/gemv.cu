@@ -146,6 +146,9 @@
 //   v33 gemv_fp8_v33<SR, RP, U, KST, MINB, TRG0>: chapter 08's z split: in_proj_qkvz's z rows as the engine's qkv|z build
 //      streams them, no wait before the stream, then (EPI 3) the wait for the GDN kernel and the gated norm in the epilogue.
 //      Bit-identical to the engine's layer; lost: the step 0.17-0.22 ms slower at 1K (gdn_zsplit_h200.json, chapter 08).
+//   v34 gemv_fp8_v34<SR, RP, U, KST, MINB, RU>: the engine's down build launched to start while gate|up (its predecessor)
+//      still streams: no grid wait before its loop, each step awaiting its SwiGLU values (v31's sentinel), the wait before the
+//      epilogue. Bit-identical to the engine's down (results/explore_mlp_flow.py -> mlp_flow_h200.json).
 //   lm_head_bf16_v2<S>: the same structure for the bf16 vocabulary projection over a row set, with argmax.
 //   lm_head_bf16_v3<SR, RP, MT, D>: the head with v13's whole-row streams (bf16 pairs permuted, no widening), a D-step
 //      ring; the same per-block argmax partials. 667 us alone vs v2's 687, 0.01 ms slower in the step (head_v3_h200.json).
@@ -2370,7 +2373,8 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3, lk = 64 * g + 16 * t;
   // WT (v30, one launch for two GEMVs): 0 the grid wait, the set from the block (every kernel but v30); else the set is u0x
   // and 1 waits for nothing, 2 for the grid (the launch's first set), 3 for the grid's other blocks (gemv_grid_count),
-  // 5 for nothing before its loop (v31: with XL 4 each step's activation is awaited where it is read)
+  // 5 for nothing before its loop (v31: with XL 4 each step's activation is awaited where it is read), 6 as 5 but the
+  // launch releases its dependents at the start and waits for the grid after its loop, before the epilogue (v34)
   const int Nout = EPI == 2 ? N / 2 : N, u0 = WT ? u0x : blockIdx.x * SR + warp;   // this warp's row set
   const int nb0 = NEAR ? ((warp & 1) ? Nout : 0) + (blockIdx.x * (SR / 2) + (warp >> 1)) * RS : 0;   // NEAR: the warp's first row
   const unsigned char* pw = NEAR ? W + (size_t)nb0 * KK + lk : W + (size_t)u0 * RS * KK + lk;
@@ -2449,7 +2453,7 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
     load(0, R0);
     if (EK2 && R0 + 1 < R1) load(1, R0 + 1);
   }
-  if (WT == 0 || WT == 2) qe_grid_launch_dependents();
+  if (WT == 0 || WT == 2 || WT == 6) qe_grid_launch_dependents();
   extern __shared__ uint4 xsm26[];                           // XS: the activation, K bf16
   if (XS == 1) {
     for (int i = threadIdx.x; i < KK / 8; i += blockDim.x) xsm26[i] = __ldg(reinterpret_cast<const uint4*>(x) + i);
@@ -2555,6 +2559,7 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
     for (int ss = R0; ss < R1; ++ss) run_ss(ss);
   }
   if (DRY || PROBE == 1) { if (fold == 0x9E3779B9u) y[0] = (unsigned short)fold; return; }
+  if (WT == 6) qe_grid_wait();                              // v34: the kernel before is complete (the residual is read after this)
   static_assert(KP == 0 || (EPI == 2 && RP == 1 && !NEAR && !XCH), "KP (v32): one gate/up pair, a part of its K");
   if constexpr (KP > 0) {                                   // v32: this part's gate and up sums, for the block to meet
     gemv_segment_sums<RP>(acc);
@@ -3807,4 +3812,36 @@ __global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v33(
 #ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
 template __global__ void gemv_fp8_v33<2, 2, 3, 10, 8, false>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 template __global__ void gemv_fp8_v33<2, 2, 3, 10, 8, true>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
+#endif
+
+// ---- v34: down launched while gate|up still streams, each step awaiting the SwiGLU values it reads -------------------------
+// The engine's down build (v26lp's body: SR warps of RP row pairs, runs of U steps in loops of RU runs, EK) as the
+// programmatic dependent of gate|up, with no grid wait before its loop (WT 6). gate|up releases its dependents once each of
+// its blocks has passed its own wait, so this launch's blocks take SMs as gate|up's last blocks leave them and stream their
+// rows while those finish. A lane awaits its 16 activation values of a step where it reads them (XL 4, v31's: h holds the
+// sentinel 0xFFFF until gate|up writes a value). After the loop, the grid wait (gate|up is complete, and with it every
+// kernel before it: the residual is read only then), the epilogue, then the launch's last block writes the sentinel over h
+// again (sync[0] counts blocks and only grows; sync[1] counts give-ups), so h holds it before every launch after the first.
+// The sums are the engine's down build's, bit for bit: the same body, rows, runs and steps.
+template <int SR, int RP, int U, int KST, int MINB, int RU>
+__global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v34(
+    const unsigned char* __restrict__ W, const float* __restrict__ scale, unsigned short* __restrict__ h,
+    const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int I, unsigned long long* __restrict__ sync) {
+  gemv_v26_body<SR, RP, 1, U, KST, true, 0, (KST + U - 1) / U, false, false, true, false, false, false, 0, false, 0, 4, 0, RU, 2, 0,
+                false, 0, 1, 6>(W, scale, h, res, y, N, nullptr, (int)blockIdx.x * SR + (int)(threadIdx.x >> 5), sync);
+  __shared__ int last34;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    last34 = (atomicAdd(sync, 1ull) + 1) % gridDim.x == 0;   // every other block is done reading h
+    __threadfence();
+  }
+  __syncthreads();
+  if (last34)
+    for (int i = threadIdx.x; i < I / 8; i += blockDim.x) reinterpret_cast<uint4*>(h)[i] = make_uint4(~0u, ~0u, ~0u, ~0u);
+}
+#ifndef __CUDACC_RTC__   // explicit instantiations: nvcc's (see common.cu)
+template __global__ void gemv_fp8_v34<20, 1, 2, 34, 1, 2>(const unsigned char*, const float*, unsigned short*, const unsigned short*, unsigned short*, int, int, unsigned long long*);
+template __global__ void gemv_fp8_v34<10, 1, 2, 34, 2, 2>(const unsigned char*, const float*, unsigned short*, const unsigned short*, unsigned short*, int, int, unsigned long long*);
+template __global__ void gemv_fp8_v34<4, 1, 2, 34, 5, 2>(const unsigned char*, const float*, unsigned short*, const unsigned short*, unsigned short*, int, int, unsigned long long*);
 #endif

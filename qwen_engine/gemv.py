@@ -12,15 +12,15 @@ __all__ = ['BLOCK', 'ENGINE_KERNELS', 'V3_KERNELS', 'V8_SWEEP', 'V8_KERNELS', 'V
            'MODEL_SHAPES', 'AWKWARD', 'V12_MARGIN', 'V12_PLAN', 'V12_MINB', 'ENGINE_MARGIN', 'ENGINE_CHOICE',
            'ENGINE_V14', 'ENGINE_MINB', 'ENGINE_V26', 'ENGINE_V26_LOOP', 'V19_SWEEP', 'V20_SWEEP', 'V20_KERNELS',
            'V21_LP', 'V21_SWEEP', 'V21_KERNELS', 'V22_SWEEP', 'V22_KERNELS', 'V23_SWEEP', 'V23B_SWEEP', 'V23_KERNELS',
-           'V19_KERNELS', 'quantize_fp8', 'dequantize_fp8', 'gemv_reference', 'gemv_scratch', 'v4_plan', 'v4_scratch',
-           'v8_plan', 'v8_smem', 'v8_scratch', 'v13_grid', 'v13_scratch', 'v20_smem', 'v14_smem', 'v22_smem',
-           'stream_probe', 'gemv', 'lm_head_scratch', 'lm_head', 'head_keys', 'decode_head_keys', 'head_topk_ok',
-           'head_topk_capacity', 'head_topk_scratch', 'head_topk_reference', 'head_topk', 'engine_plan',
+           'V19_KERNELS', 'V34_BLOCKS', 'quantize_fp8', 'dequantize_fp8', 'gemv_reference', 'gemv_scratch', 'v4_plan',
+           'v4_scratch', 'v8_plan', 'v8_smem', 'v8_scratch', 'v13_grid', 'v13_scratch', 'v20_smem', 'v14_smem',
+           'v22_smem', 'stream_probe', 'gemv', 'lm_head_scratch', 'lm_head', 'head_keys', 'decode_head_keys',
+           'head_topk_ok', 'head_topk_capacity', 'head_topk_scratch', 'head_topk_reference', 'head_topk', 'engine_plan',
            'engine_scratch', 'engine_kwargs', 'engine_gemv', 'mlp_one_launch', 'gateup_v32', 'gdn_z_gated',
-           'engine_choice', 'synth_fp8', 'torch_epilogue', 'check_gemv', 'check_ok', 'check_multirow_identity',
-           'bytes_of', 'time_engine', 'time_gemv', 'time_scaled_mm', 'check_lm_head', 'check_lm_head_topk',
-           'bandwidth_now', 'sweep', 'M_PAD_BYTES', 'best_choice', 'token_graph', 'time_lm_head', 'run_all',
-           'bench_register', 'checks_table', 'best_by_variant', 'speed_table', 'speed_plot']
+           'awaiting_buffer', 'down_awaiting', 'engine_choice', 'synth_fp8', 'torch_epilogue', 'check_gemv', 'check_ok',
+           'check_multirow_identity', 'bytes_of', 'time_engine', 'time_gemv', 'time_scaled_mm', 'check_lm_head',
+           'check_lm_head_topk', 'bandwidth_now', 'sweep', 'M_PAD_BYTES', 'best_choice', 'token_graph', 'time_lm_head',
+           'run_all', 'bench_register', 'checks_table', 'best_by_variant', 'speed_table', 'speed_plot']
 
 # %% ../nbs/06_gemv.ipynb #9b77fff9
 import functools, math, time
@@ -852,6 +852,34 @@ def gdn_z_gated(q, scale, x, norm_w, mix, rinv, trg0: bool = False, pdl: bool = 
     launch(k, (N // (2 * RP * SR),), (32 * SR,), (q, scale, x, norm_w, mix, np.int32(N), np.int32(K), np.int32(1), np.int32(N),
                                                  rinv, np.uint64(0)), pdl=pdl)
     return mix
+
+V34_BLOCKS = ((20, 1), (10, 2), (4, 5))                  # v34's builds: (warps a block, blocks an SM); the engine's down is (20, 1)
+
+def awaiting_buffer(n: int, device="cuda") -> torch.Tensor:
+    "A bf16 [1, n] buffer holding v31's and v34's sentinel 0xFFFF (a NaN that cvt.rn.bf16.f32 never writes) in every element."
+    return torch.full((1, n), -1, dtype=torch.int16, device=device).view(torch.bfloat16)
+
+def down_awaiting(q, scale, h, res, out, sync, SR: int = 20, minb: int = 1, pdl: bool = True):
+    """v34: out = res + down(h) with the engine's down build's sums, launched to start while gate|up (the launch before it,
+    with PDL) still streams: each step awaits the SwiGLU values it reads. `h` (bf16 [1, I]) must hold the sentinel wherever
+    gate|up has not written yet: `awaiting_buffer` before the first launch; each launch's last block writes it back.
+    `sync`: int64 [2] on the GPU, zero at first and kept (sync[0] counts blocks, sync[1] lanes that gave up after 20 ms:
+    their outputs are wrong, never a hang). (SR, minb) one of V34_BLOCKS."""
+    import numpy as np
+    N, I = q.shape
+    if (N, I, 1) not in ENGINE_V26 or (N, I, 1) not in ENGINE_V26_LOOP:
+        raise ValueError(f"v34 is the engine's down build: weights {tuple(q.shape)} are not the down projection's shape")
+    if (SR, minb) not in V34_BLOCKS: raise ValueError(f"v34 is built for (warps, blocks an SM) in {V34_BLOCKS}, not {(SR, minb)}")
+    RP, U, _ = ENGINE_V26[(N, I, 1)]
+    if scale.shape != (N // 128, I // 128) or scale.dtype != torch.float32:
+        raise ValueError(f"v34: scales must be fp32 {[N // 128, I // 128]}, not {scale.dtype} {list(scale.shape)}")
+    for t, shp, what in ((h, (1, I), "h"), (res, (1, N), "res"), (out, (1, N), "out")):
+        if tuple(t.shape) != shp or t.dtype != torch.bfloat16 or not t.is_contiguous():
+            raise ValueError(f"v34: {what} must be bf16 contiguous {list(shp)}, not {t.dtype} {list(t.shape)}")
+    if sync.dtype != torch.int64 or sync.numel() < 2: raise ValueError("v34: sync must hold two int64 counters")
+    k = get_kernel("gemv", f"gemv_fp8_v34<{SR}, {RP}, {U}, {I // 512}, {minb}, {ENGINE_V26_LOOP[(N, I, 1)]}>")
+    launch(k, (N // (2 * RP * SR),), (32 * SR,), (q, scale, h, res, out, np.int32(N), np.int32(I), sync), pdl=pdl)
+    return out
 
 def engine_choice(N: int, K: int, epi: int) -> tuple:
     "The engine's configuration for this shape as a `token_graph` choice entry: (variant, S, RG, KS, bps, D[, C, v13opt])."

@@ -15,7 +15,7 @@ from .config import ModelConfig, PREFIX, tensor_specs
 from .checkpoint import Checkpoint, load_engine_weights, fused_layout, synth_tensor, quantize, dequantize, FUSED
 from .runtime import get_kernel, launch
 from .gemv import engine_gemv, engine_scratch, engine_plan, engine_kwargs, lm_head, lm_head_scratch, ENGINE_CHOICE
-from .gemv import head_topk, head_topk_ok, head_topk_scratch, head_topk_capacity, gemv, gdn_z_gated
+from .gemv import head_topk, head_topk_ok, head_topk_scratch, head_topk_capacity, gemv, gdn_z_gated, awaiting_buffer, down_awaiting
 from .norms import rmsnorm
 from .attention import KVPool, PageTable, attention_decode, attention_scratch, rope_table
 from .gdn import gdn_state, gdn_decode
@@ -151,6 +151,8 @@ class DecodeStep:
         self.omit_norms = False      # measurement only (09d's price of the norms): the body then skips the residual norms
         self.zsplit = None           # measurement (results/explore_gdn_zsplit.py, chapter 08's z split): (GDN variant 99 | 100, trg0)
         self.rinv = torch.zeros(cfg.linear_num_value_heads, dtype=torch.float32, device=dev)   # the z split's 1 / rms a head
+        self.mlpflow = None          # measurement (results/explore_mlp_flow.py, chapter 06's v34): down's awaiting build, (warps, blocks an SM)
+        self._flow = None            # its sentinel-filled activation and counters (made at first use)
 
     def set_handoff(self, mode: str):
         "'copy': the step writes a device ring, the host copies one slot on a side stream; 'mapped': it writes the pinned ring directly."
@@ -303,9 +305,11 @@ class DecodeStep:
                 self.attention_sublayer(L, x, h[1], h[0])
             self._l2_prefetch("mlp", L["gate_up"], 2)
             if not self.omit_norms: rmsnorm(h[1], L["ln2"], eps, x, pdl=pdl, rel="norm" in self.release, late=self._late("ln2"))
-            self._gemv(L["gate_up"], x, 2, self.act)
-            self._spacer("mlp")
-            self._gemv(L["down"], self.act, 1, h[0], res=h[1])
+            if self.mlpflow: self._mlp_flow(L, x, h)
+            else:
+                self._gemv(L["gate_up"], x, 2, self.act)
+                self._spacer("mlp")
+                self._gemv(L["down"], self.act, 1, h[0], res=h[1])
             if probe is not None: probe(i, h[0])
         if not self.omit_norms: rmsnorm(h[0], E[PREFIX + "norm.weight"], eps, x, pdl=pdl, rel="norm" in self.release, late=self._late("final"))
         cand = dict(topk=self.cand_k, topk_part=self.cand_part) if self.cand_k else {}
@@ -321,6 +325,15 @@ class DecodeStep:
         launch(get_kernel("step", "finish_step"), (1,), (32,), (ids, self.ctl, self.forced, self.eos, np.int32(self.eos.numel()),
                                                                np.uint64(self.ring_dev.data_ptr()), np.int32(self.ring_len)), pdl=pdl)
         if self._forked: torch.cuda.current_stream().wait_stream(self.pf_stream)    # join the L2 branch
+
+    def _mlp_flow(self, L, x, h):
+        "Chapter 06's v34 (a measurement): gate|up into a sentinel-filled buffer, then down launched to stream while gate|up ends."
+        if self._flow is None:
+            self._flow = (awaiting_buffer(self.cfg.intermediate_size, self.device), torch.zeros(2, dtype=torch.int64, device=self.device))
+        act, sync = self._flow
+        self._gemv(L["gate_up"], x, 2, act)
+        SR, minb = self.mlpflow
+        down_awaiting(*L["down"], act, h[1], h[0], sync, SR=SR, minb=minb, pdl=self.pdl)
 
     def _gdn_zsplit(self, L, x, qkvz, mix):
         "Chapter 08's z split (a measurement): the GDN kernel without the gated norm's last step, then the z rows' GEMV doing it."

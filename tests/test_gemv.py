@@ -1013,3 +1013,31 @@ def test_gdn_z_gated_names_grid_and_errors(monkeypatch):
         kw = dict(norm_w=nw, mix=mix, rinv=rinv, x=x) | bad
         with pytest.raises(ValueError, match=what): G.gdn_z_gated(q, sc, kw["x"], kw["norm_w"], kw["mix"], kw["rinv"])
     assert len(grids) == n
+
+
+def test_down_awaiting_names_grid_and_errors(monkeypatch):
+    """v34 through down_awaiting (chapter 06, the MLP's down launched while gate|up streams): the engine's down build's
+    parameters (one row pair a warp, runs of 2 in loops of 2 runs, 34 steps) at each of V34_BLOCKS, one block per 2 x SR rows;
+    the sentinel buffer is all 0xFFFF; clear errors for another shape, an unbuilt block shape, wrong scales or operands."""
+    from qwen_engine import gemv as G
+    named, grids = _mocked_launcher(monkeypatch)
+    q, sc = torch.zeros(5120, 17408, dtype=torch.uint8), torch.zeros(40, 136)
+    h = G.awaiting_buffer(17408, device="cpu")
+    assert h.dtype == torch.bfloat16 and h.shape == (1, 17408) and bool((h.view(torch.int16) == -1).all()) and bool(torch.isnan(h).all())
+    res, out, sync = torch.zeros(1, 5120, dtype=torch.bfloat16), torch.zeros(1, 5120, dtype=torch.bfloat16), torch.zeros(2, dtype=torch.int64)
+    for sr, mb in G.V34_BLOCKS:
+        G.down_awaiting(q, sc, h, res, out, sync, SR=sr, minb=mb)
+        assert named[-1] == f"gemv_fp8_v34<{sr}, 1, 2, 34, {mb}, 2>" and grids[-1][0] == (5120 // (2 * sr),)
+    assert (20, 1) in G.V34_BLOCKS and G.ENGINE_CHOICE[(5120, 17408, 1)][1] == 20 and G.ENGINE_MINB[(5120, 17408, 1)] == 1   # its (20, 1) is the engine's down
+    args = grids[-1][1]
+    assert args[2] is h and args[3] is res and args[4] is out and args[7] is sync and int(args[6]) == 17408
+    n = len(grids)
+    with pytest.raises(ValueError, match="down projection"): G.down_awaiting(q[:, :5120], sc[:, :40], h, res, out, sync)
+    with pytest.raises(ValueError, match="built for"): G.down_awaiting(q, sc, h, res, out, sync, SR=8, minb=2)
+    with pytest.raises(ValueError, match="scales"): G.down_awaiting(q, sc.double(), h, res, out, sync)
+    for bad, what in ((dict(h=h[:, :17000]), "h"), (dict(res=res.float()), "res"), (dict(out=out[:, :4096]), "out"), (dict(sync=sync[:1]), "sync")):
+        kw = dict(h=h, res=res, out=out, sync=sync) | bad
+        with pytest.raises(ValueError, match=what): G.down_awaiting(q, sc, kw["h"], kw["res"], kw["out"], kw["sync"])
+    assert len(grids) == n
+    src = open(G.__file__.replace("qwen_engine/gemv.py", "kernels/gemv.cu")).read()
+    assert "if (WT == 6) qe_grid_wait();" in src and "if (WT == 0 || WT == 2 || WT == 6) qe_grid_launch_dependents();" in src
