@@ -2507,6 +2507,15 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
   if (PROBE == 2 || PROBE == 5) { x0[0][0] = __ldg(reinterpret_cast<const uint4*>(x + lk)); x0[0][1] = __ldg(reinterpret_cast<const uint4*>(x + lk + 8)); }
   auto run_ss = [&](int ss) {                               // run ss: its refill, then its U steps
     if (!ER && ss + NS - 1 < R1 && !(EK2 && ss == R0)) load((ss + NS - 1 - R0) % NS, ss + NS - 1);
+    // XL 5 (v34 DEFER): the run's activation by plain ld.global, kept; the sentinel checked once after the run's math, and
+    // if any lane of the warp met it (an mma mixes the lanes' values), the sums of before the run restored and the run
+    // done again with the awaited values: the same operations on the same values, so the same sums.
+    float acc5[RP][2];
+    uint4 xr5[U][1][2];
+    if constexpr (XL == 5) {
+#pragma unroll
+      for (int p = 0; p < RP; ++p) { acc5[p][0] = acc[0][p][0]; acc5[p][1] = acc[0][p][1]; }
+    }
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int st = U * ss + u;
@@ -2537,6 +2546,10 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
         asm volatile("ld.global.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(xl[0][0].x), "=r"(xl[0][0].y), "=r"(xl[0][0].z), "=r"(xl[0][0].w) : "l"(x + 512 * st + lk) : "memory");
         asm volatile("ld.global.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(xl[0][1].x), "=r"(xl[0][1].y), "=r"(xl[0][1].z), "=r"(xl[0][1].w) : "l"(x + 512 * st + lk + 8) : "memory");
         gemv_await_written(x + 512 * st + lk, xl[0], sync + 1);
+      } else if (XL == 5) {                                  // v34 DEFER: checked after the run (below)
+        asm volatile("ld.global.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(xl[0][0].x), "=r"(xl[0][0].y), "=r"(xl[0][0].z), "=r"(xl[0][0].w) : "l"(x + 512 * st + lk) : "memory");
+        asm volatile("ld.global.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(xl[0][1].x), "=r"(xl[0][1].y), "=r"(xl[0][1].z), "=r"(xl[0][1].w) : "l"(x + 512 * st + lk + 8) : "memory");
+        xr5[u][0][0] = xl[0][0]; xr5[u][0][1] = xl[0][1];
       } else if (XL == 2) {
         asm volatile("ld.global.nc.L1::evict_last.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(xl[0][0].x), "=r"(xl[0][0].y), "=r"(xl[0][0].z), "=r"(xl[0][0].w) : "l"(x + 512 * st + lk));
         asm volatile("ld.global.nc.L1::evict_last.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(xl[0][1].x), "=r"(xl[0][1].y), "=r"(xl[0][1].z), "=r"(xl[0][1].w) : "l"(x + 512 * st + lk + 8));
@@ -2549,6 +2562,24 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
       const float slo = sl[sl0][u] * W_RESCALE_BITS, shi = (PE || FAR ? sh[sl0][u] : sl[sl0][u]) * W_RESCALE_BITS;
       v13_math<RP, 1, PROBE == 3 || PROBE == 5, PROBE == 4>(acc, wv[sl0][u], xl, slo, shi, g);
       if (ER && ss + 2 < R1) load_step(sl0, ss + 2, u);       // this step's registers: the run after next
+    }
+    if constexpr (XL == 5) {
+      bool bad = false;
+#pragma unroll
+      for (int u = 0; u < U; ++u) if (KST % U == 0 || U * ss + u < KST) bad |= gemv_has_sentinel(xr5[u][0]);
+      if (__any_sync(0xffffffffu, bad)) {
+#pragma unroll
+        for (int p = 0; p < RP; ++p) { acc[0][p][0] = acc5[p][0]; acc[0][p][1] = acc5[p][1]; }
+        const int sl0 = (ss - R0) % NS;
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          const int st = U * ss + u;
+          if (KST % U != 0 && st >= KST) continue;
+          gemv_await_written(x + 512 * st + lk, xr5[u][0], sync + 1);
+          const float slo = sl[sl0][u] * W_RESCALE_BITS, shi = (PE || FAR ? sh[sl0][u] : sl[sl0][u]) * W_RESCALE_BITS;
+          v13_math<RP, 1, false, false>(acc, wv[sl0][u], xr5[u], slo, shi, g);
+        }
+      }
     }
   };
   if constexpr (RU == 0) {                                  // every run unrolled (the engine's)
@@ -3821,19 +3852,22 @@ template __global__ void gemv_fp8_v33<2, 2, 3, 10, 8, true>(const unsigned char*
 // rows while those finish. A lane awaits its 16 activation values of a step where it reads them (XL 4, v31's: h holds the
 // sentinel 0xFFFF until gate|up writes a value). After the loop, the grid wait (gate|up is complete, and with it every
 // kernel before it: the residual is read only then), the epilogue, then the launch's last block writes the sentinel over h
-// again (sync[0] counts blocks and only grows; sync[1] counts give-ups), so h holds it before every launch after the first.
+// again (sync[0] counts a launch's blocks, its last one sets it back to 0; sync[1] counts give-ups), so h holds it before
+// every launch after the first. DEFER: a run's activation checked once, after its math (XL 5), instead of each step's
+// 16 values a lane where they are read (XL 4).
 // The sums are the engine's down build's, bit for bit: the same body, rows, runs and steps.
-template <int SR, int RP, int U, int KST, int MINB, int RU>
+template <int SR, int RP, int U, int KST, int MINB, int RU, bool DEFER = false>
 __global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v34(
     const unsigned char* __restrict__ W, const float* __restrict__ scale, unsigned short* __restrict__ h,
     const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int I, unsigned long long* __restrict__ sync) {
-  gemv_v26_body<SR, RP, 1, U, KST, true, 0, (KST + U - 1) / U, false, false, true, false, false, false, 0, false, 0, 4, 0, RU, 2, 0,
+  gemv_v26_body<SR, RP, 1, U, KST, true, 0, (KST + U - 1) / U, false, false, true, false, false, false, 0, false, 0, DEFER ? 5 : 4, 0, RU, 2, 0,
                 false, 0, 1, 6>(W, scale, h, res, y, N, nullptr, (int)blockIdx.x * SR + (int)(threadIdx.x >> 5), sync);
   __shared__ int last34;
   __syncthreads();
   if (threadIdx.x == 0) {
     __threadfence();
-    last34 = (atomicAdd(sync, 1ull) + 1) % gridDim.x == 0;   // every other block is done reading h
+    last34 = atomicAdd(sync, 1ull) + 1 == gridDim.x;          // every other block is done reading h
+    if (last34) sync[0] = 0;                                  // (the next launch starts after this one is complete)
     __threadfence();
   }
   __syncthreads();
@@ -3844,4 +3878,7 @@ __global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v34(
 template __global__ void gemv_fp8_v34<20, 1, 2, 34, 1, 2>(const unsigned char*, const float*, unsigned short*, const unsigned short*, unsigned short*, int, int, unsigned long long*);
 template __global__ void gemv_fp8_v34<10, 1, 2, 34, 2, 2>(const unsigned char*, const float*, unsigned short*, const unsigned short*, unsigned short*, int, int, unsigned long long*);
 template __global__ void gemv_fp8_v34<4, 1, 2, 34, 5, 2>(const unsigned char*, const float*, unsigned short*, const unsigned short*, unsigned short*, int, int, unsigned long long*);
+template __global__ void gemv_fp8_v34<20, 1, 2, 34, 1, 2, true>(const unsigned char*, const float*, unsigned short*, const unsigned short*, unsigned short*, int, int, unsigned long long*);
+template __global__ void gemv_fp8_v34<10, 1, 2, 34, 2, 2, true>(const unsigned char*, const float*, unsigned short*, const unsigned short*, unsigned short*, int, int, unsigned long long*);
+template __global__ void gemv_fp8_v34<4, 1, 2, 34, 5, 2, true>(const unsigned char*, const float*, unsigned short*, const unsigned short*, unsigned short*, int, int, unsigned long long*);
 #endif

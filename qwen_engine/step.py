@@ -151,7 +151,7 @@ class DecodeStep:
         self.omit_norms = False      # measurement only (09d's price of the norms): the body then skips the residual norms
         self.zsplit = None           # measurement (results/explore_gdn_zsplit.py, chapter 08's z split): (GDN variant 99 | 100, trg0)
         self.rinv = torch.zeros(cfg.linear_num_value_heads, dtype=torch.float32, device=dev)   # the z split's 1 / rms a head
-        self.mlpflow = None          # measurement (results/explore_mlp_flow.py, chapter 06's v34): down's awaiting build, (warps, blocks an SM)
+        self.mlpflow = None          # measurement (results/explore_mlp_flow.py, chapter 06's v34): down's awaiting build, (warps, blocks an SM, defer)
         self._flow = None            # its sentinel-filled activation and counters (made at first use)
 
     def set_handoff(self, mode: str):
@@ -332,8 +332,8 @@ class DecodeStep:
             self._flow = (awaiting_buffer(self.cfg.intermediate_size, self.device), torch.zeros(2, dtype=torch.int64, device=self.device))
         act, sync = self._flow
         self._gemv(L["gate_up"], x, 2, act)
-        SR, minb = self.mlpflow
-        down_awaiting(*L["down"], act, h[1], h[0], sync, SR=SR, minb=minb, pdl=self.pdl)
+        SR, minb, defer = self.mlpflow
+        down_awaiting(*L["down"], act, h[1], h[0], sync, SR=SR, minb=minb, pdl=self.pdl, defer=defer)
 
     def _gdn_zsplit(self, L, x, qkvz, mix):
         "Chapter 08's z split (a measurement): the GDN kernel without the gated norm's last step, then the z rows' GEMV doing it."

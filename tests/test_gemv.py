@@ -1028,6 +1028,8 @@ def test_down_awaiting_names_grid_and_errors(monkeypatch):
     for sr, mb in G.V34_BLOCKS:
         G.down_awaiting(q, sc, h, res, out, sync, SR=sr, minb=mb)
         assert named[-1] == f"gemv_fp8_v34<{sr}, 1, 2, 34, {mb}, 2>" and grids[-1][0] == (5120 // (2 * sr),)
+        G.down_awaiting(q, sc, h, res, out, sync, SR=sr, minb=mb, defer=True)
+        assert named[-1] == f"gemv_fp8_v34<{sr}, 1, 2, 34, {mb}, 2, true>" and grids[-1][0] == (5120 // (2 * sr),)
     assert (20, 1) in G.V34_BLOCKS and G.ENGINE_CHOICE[(5120, 17408, 1)][1] == 20 and G.ENGINE_MINB[(5120, 17408, 1)] == 1   # its (20, 1) is the engine's down
     args = grids[-1][1]
     assert args[2] is h and args[3] is res and args[4] is out and args[7] is sync and int(args[6]) == 17408
@@ -1040,4 +1042,4 @@ def test_down_awaiting_names_grid_and_errors(monkeypatch):
         with pytest.raises(ValueError, match=what): G.down_awaiting(q, sc, kw["h"], kw["res"], kw["out"], kw["sync"])
     assert len(grids) == n
     src = open(G.__file__.replace("qwen_engine/gemv.py", "kernels/gemv.cu")).read()
-    assert "if (WT == 6) qe_grid_wait();" in src and "if (WT == 0 || WT == 2 || WT == 6) qe_grid_launch_dependents();" in src
+    assert "if (WT == 6) qe_grid_wait();" in src and "last34 = atomicAdd(sync, 1ull) + 1 == gridDim.x;" in src and "if (WT == 0 || WT == 2 || WT == 6) qe_grid_launch_dependents();" in src
