@@ -20,7 +20,10 @@ import explore_util
 
 H, I = 5120, 17408
 PLANS = {"engine": None, "v34 20x1": (20, 1, False), **{f"v34 {sr}x{mb} defer": (sr, mb, True) for sr, mb in ((20, 1), (10, 2), (4, 5))}}
+if os.environ.get("QE_V34_CONTROLS"):       # the second run: the engine, v34 20x1 and its two timing controls
+    PLANS = {"engine": None, "v34 20x1": (20, 1, False), "v34 20x1 waitfirst": (20, 1, False, "waitfirst"), "v34 20x1 nocheck": (20, 1, False, "nocheck")}
 BUILDS = [p for p in PLANS.values() if p]
+ctl = lambda plan: {plan[3]: True} if len(plan) > 3 else {}
 
 
 def sentinel_ok(h) -> bool:
@@ -45,16 +48,18 @@ def alone_checks(rec, el):
             ye = torch.full((1, H), float("nan"), dtype=torch.bfloat16, device="cuda")
             G.engine_gemv(*gu, x, 2, None, out=act, scratch=None, pdl=pdl)
             G.engine_gemv(*dn, act, 1, r, out=ye, scratch=None, pdl=pdl)
-            for sr, mb, df in BUILDS:
+            for b in BUILDS:
+                sr, mb, df = b[:3]
                 y = torch.full_like(ye, float("nan"))
                 g0 = int(sync[1])
                 G.engine_gemv(*gu, x, 2, None, out=hbuf, scratch=None, pdl=pdl)
-                G.down_awaiting(*dn, hbuf, r, y, sync, SR=sr, minb=mb, pdl=pdl, defer=df)
+                G.down_awaiting(*dn, hbuf, r, y, sync, SR=sr, minb=mb, pdl=pdl, defer=df, **ctl(b))
                 torch.cuda.synchronize()
-                out.append(dict(seed=seed, pdl=pdl, blocks=[sr, mb], defer=df, identical=torch.equal(y, ye), giveups=int(sync[1]) - g0,
+                out.append(dict(seed=seed, pdl=pdl, blocks=[sr, mb], defer=df, control=(b[3] if len(b) > 3 else None), identical=torch.equal(y, ye), giveups=int(sync[1]) - g0,
                                 sentinel_after=sentinel_ok(hbuf), count_reset=int(sync[0]) == 0))
     rec["identity"] = out
-    rec["bad_builds"] = [list(b) for b in BUILDS if not all(o["identical"] and not o["giveups"] for o in out if (o["blocks"], o["defer"]) == (list(b[:2]), b[2]))]
+    rec["bad_builds"] = [list(b) for b in BUILDS if len(b) == 3 and not all(o["identical"] and not o["giveups"] for o in out
+                                                                          if (o["blocks"], o["defer"], o["control"]) == (list(b[:2]), b[2], None))]
     print(f"(a) {len(out)} checks: identical {all(o['identical'] for o in out)}, give-ups {sum(o['giveups'] for o in out)}, "
           f"sentinel after {all(o['sentinel_after'] for o in out)}, counts reset {all(o['count_reset'] for o in out)} {el()}", flush=True)
     # (b): the values arrive on another stream after a delay; v34 is already running
@@ -64,8 +69,10 @@ def alone_checks(rec, el):
     ye = G.engine_gemv(*dn, act, 1, r, out=torch.empty(1, H, dtype=torch.bfloat16, device="cuda"), scratch=None)
     side = torch.cuda.Stream()
     for label, n_written in (("delayed writer", I), ("control: last 512 never written", I - 512)):
-        for sr, mb, df in BUILDS:
-            if label.startswith("control") and (sr, mb, df) != (20, 1, True): continue      # one control: 20 ms a give-up
+        for b in BUILDS:
+            sr, mb, df = b[:3]
+            if len(b) > 3: continue                                  # the timing controls do not wait (nocheck) or start late
+            if label.startswith("control") and (sr, mb) != (20, 1): continue      # the negative control on the 20-warp builds only
             torch.cuda.synchronize()
             assert sentinel_ok(hbuf)
             y = torch.full_like(ye, float("nan"))
@@ -108,7 +115,7 @@ def alone_timing(rec, el):
                 G.engine_gemv(*dn, act, 1, r, out=y, scratch=None, pdl=True)
             else:
                 G.engine_gemv(*gu, x, 2, None, out=hbuf, scratch=None, pdl=True)
-                G.down_awaiting(*dn, hbuf, r, y, sync, SR=plan[0], minb=plan[1], pdl=True, defer=plan[2])
+                G.down_awaiting(*dn, hbuf, r, y, sync, SR=plan[0], minb=plan[1], pdl=True, defer=plan[2], **ctl(plan))
         return fn
     rec["alone"] = []
     for rep in range(3):
