@@ -3856,13 +3856,16 @@ template __global__ void gemv_fp8_v33<2, 2, 3, 10, 8, true>(const unsigned char*
 // every launch after the first. DEFER: a run's activation checked once, after its math (XL 5), instead of each step's
 // 16 values a lane where they are read (XL 4). Two controls, timing only: WAITFIRST, the grid wait before the loop as the
 // engine's build has it (the checks' cost without the early start); NOCHECK, the early start with plain loads and no check
-// (its outputs are right only if no step outruns gate|up: nothing guarantees it).
+// (its outputs are right only if no step outruns gate|up: nothing guarantees it); with RO, the activation by the read-only
+// path as the engine's build loads it (then NOCHECK differs from the engine's build only in where its grid wait is).
+// WAITFIRST with NOCHECK: the engine's build with plain loads of the activation (the load path's cost alone).
 // The sums are the engine's down build's, bit for bit: the same body, rows, runs and steps.
-template <int SR, int RP, int U, int KST, int MINB, int RU, bool DEFER = false, bool WAITFIRST = false, bool NOCHECK = false>
+template <int SR, int RP, int U, int KST, int MINB, int RU, bool DEFER = false, bool WAITFIRST = false, bool NOCHECK = false,
+          bool RO = false>
 __global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v34(
     const unsigned char* __restrict__ W, const float* __restrict__ scale, unsigned short* __restrict__ h,
     const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int I, unsigned long long* __restrict__ sync) {
-  gemv_v26_body<SR, RP, 1, U, KST, true, 0, (KST + U - 1) / U, false, false, true, false, false, false, 0, false, 0, NOCHECK ? 1 : DEFER ? 5 : 4, 0, RU, 2, 0,
+  gemv_v26_body<SR, RP, 1, U, KST, true, 0, (KST + U - 1) / U, false, false, true, false, false, false, 0, false, 0, NOCHECK ? (RO ? 0 : 1) : DEFER ? 5 : 4, 0, RU, 2, 0,
                 false, 0, 1, WAITFIRST ? 0 : 6>(W, scale, h, res, y, N, nullptr, (int)blockIdx.x * SR + (int)(threadIdx.x >> 5), sync);
   __shared__ int last34;
   __syncthreads();
@@ -3885,4 +3888,6 @@ template __global__ void gemv_fp8_v34<10, 1, 2, 34, 2, 2, true>(const unsigned c
 template __global__ void gemv_fp8_v34<4, 1, 2, 34, 5, 2, true>(const unsigned char*, const float*, unsigned short*, const unsigned short*, unsigned short*, int, int, unsigned long long*);
 template __global__ void gemv_fp8_v34<20, 1, 2, 34, 1, 2, false, true>(const unsigned char*, const float*, unsigned short*, const unsigned short*, unsigned short*, int, int, unsigned long long*);
 template __global__ void gemv_fp8_v34<20, 1, 2, 34, 1, 2, false, false, true>(const unsigned char*, const float*, unsigned short*, const unsigned short*, unsigned short*, int, int, unsigned long long*);
+template __global__ void gemv_fp8_v34<20, 1, 2, 34, 1, 2, false, false, true, true>(const unsigned char*, const float*, unsigned short*, const unsigned short*, unsigned short*, int, int, unsigned long long*);
+template __global__ void gemv_fp8_v34<20, 1, 2, 34, 1, 2, false, true, true>(const unsigned char*, const float*, unsigned short*, const unsigned short*, unsigned short*, int, int, unsigned long long*);
 #endif

@@ -860,14 +860,15 @@ def awaiting_buffer(n: int, device="cuda") -> torch.Tensor:
     return torch.full((1, n), -1, dtype=torch.int16, device=device).view(torch.bfloat16)
 
 def down_awaiting(q, scale, h, res, out, sync, SR: int = 20, minb: int = 1, pdl: bool = True, defer: bool = False,
-                  waitfirst: bool = False, nocheck: bool = False):
+                  waitfirst: bool = False, nocheck: bool = False, ro: bool = False):
     """v34: out = res + down(h) with the engine's down build's sums, launched to start while gate|up (the launch before it,
     with PDL) still streams: each step awaits the SwiGLU values it reads. `h` (bf16 [1, I]) must hold the sentinel wherever
     gate|up has not written yet: `awaiting_buffer` before the first launch; each launch's last block writes it back.
     `sync`: int64 [2] on the GPU, zero at first and kept (sync[0] counts a launch's blocks, back to 0 after each; sync[1]
     lanes that gave up after 20 ms: their outputs are wrong, never a hang). (SR, minb) one of V34_BLOCKS. `defer`: each
     run's values checked once after its math (redone if a lane met the sentinel) instead of each step's where it is read.
-    Timing controls (20 warps a block only): `waitfirst`, the grid wait before the loop; `nocheck`, no check at all (unsafe)."""
+    Timing controls (20 warps a block only): `waitfirst`, the grid wait before the loop; `nocheck`, no check at all (unsafe),
+    `ro` with it: the activation by the read-only path (as the engine's down); `waitfirst` and `nocheck`: plain loads, no check."""
     import numpy as np
     N, I = q.shape
     if (N, I, 1) not in ENGINE_V26 or (N, I, 1) not in ENGINE_V26_LOOP:
@@ -880,9 +881,9 @@ def down_awaiting(q, scale, h, res, out, sync, SR: int = 20, minb: int = 1, pdl:
         if tuple(t.shape) != shp or t.dtype != torch.bfloat16 or not t.is_contiguous():
             raise ValueError(f"v34: {what} must be bf16 contiguous {list(shp)}, not {t.dtype} {list(t.shape)}")
     if sync.dtype != torch.int64 or sync.numel() < 2: raise ValueError("v34: sync must hold two int64 counters")
-    if (waitfirst or nocheck) and (defer or (SR, minb) != (20, 1) or (waitfirst and nocheck)):
-        raise ValueError("v34's controls: one of waitfirst, nocheck, on the 20-warp build without defer")
-    flags = ", true" if defer else ", false, true" if waitfirst else ", false, false, true" if nocheck else ""
+    if (waitfirst or nocheck or ro) and (defer or (SR, minb) != (20, 1) or (ro and (waitfirst or not nocheck))):
+        raise ValueError("v34's controls: waitfirst, nocheck (ro only with nocheck alone), on the 20-warp build without defer")
+    flags = ", true" if defer else "" if not (waitfirst or nocheck) else f", false, {str(waitfirst).lower()}" + (", true" if nocheck else "") + (", true" if ro else "")
     k = get_kernel("gemv", f"gemv_fp8_v34<{SR}, {RP}, {U}, {I // 512}, {minb}, {ENGINE_V26_LOOP[(N, I, 1)]}{flags}>")
     launch(k, (N // (2 * RP * SR),), (32 * SR,), (q, scale, h, res, out, np.int32(N), np.int32(I), sync), pdl=pdl)
     return out

@@ -332,7 +332,7 @@ class DecodeStep:
             self._flow = (awaiting_buffer(self.cfg.intermediate_size, self.device), torch.zeros(2, dtype=torch.int64, device=self.device))
         act, sync = self._flow
         self._gemv(L["gate_up"], x, 2, act)
-        SR, minb, defer, *control = self.mlpflow          # control: "waitfirst" | "nocheck" (chapter 06's timing controls)
+        SR, minb, defer, *control = self.mlpflow          # control: of "waitfirst", "nocheck", "ro" (chapter 06's timing controls)
         down_awaiting(*L["down"], act, h[1], h[0], sync, SR=SR, minb=minb, pdl=self.pdl, defer=defer, **{c: True for c in control})
 
     def _gdn_zsplit(self, L, x, qkvz, mix):

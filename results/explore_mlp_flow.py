@@ -12,7 +12,11 @@ passed its own wait, so v34's blocks take SMs as gate|up's last ones leave. Chec
       v34 build, three interleaved rounds (us a pair, % of the run's bandwidth for the pair's bytes);
   (d) the decode step (27B shape, synthetic, seed 0; explore_util.step_plans): greedy tokens equal, then the residual stream,
       states and give-ups after 16 + 24 tokens, PDL and plain graphs; ms per token at 1K and 32K, three interleaved rounds.
-Usage, from the repo root on the H200:  PYTHONPATH=. python3 results/explore_mlp_flow.py OUT_DIR"""
+Usage, from the repo root on the H200:  PYTHONPATH=. python3 results/explore_mlp_flow.py OUT_DIR   (mlp_flow_h200.json)
+With QE_V34_CONTROLS=1 in the environment (mlp_flow_controls_h200.json): the engine, v34 20x1 and two timing controls, the
+grid wait first (the checks' cost alone) and no check (the early start, plain loads); with QE_V34_CONTROLS=2
+(mlp_flow_controls2_h200.json): no check with the engine's read-only loads (the early start alone), and the grid wait first
+with plain loads and no check (the load path alone)."""
 import os, sys, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch
@@ -22,8 +26,11 @@ H, I = 5120, 17408
 PLANS = {"engine": None, "v34 20x1": (20, 1, False), **{f"v34 {sr}x{mb} defer": (sr, mb, True) for sr, mb in ((20, 1), (10, 2), (4, 5))}}
 if os.environ.get("QE_V34_CONTROLS"):       # the second run: the engine, v34 20x1 and its two timing controls
     PLANS = {"engine": None, "v34 20x1": (20, 1, False), "v34 20x1 waitfirst": (20, 1, False, "waitfirst"), "v34 20x1 nocheck": (20, 1, False, "nocheck")}
+    if os.environ["QE_V34_CONTROLS"] == "2":  # the third run: the early start alone, with the engine's loads; the load path alone
+        PLANS = {"engine": None, "v34 20x1 nocheck": (20, 1, False, "nocheck"), "v34 20x1 nocheck ro": (20, 1, False, "nocheck", "ro"),
+                 "v34 20x1 waitfirst nocheck": (20, 1, False, "waitfirst", "nocheck")}
 BUILDS = [p for p in PLANS.values() if p]
-ctl = lambda plan: {plan[3]: True} if len(plan) > 3 else {}
+ctl = lambda plan: {c: True for c in plan[3:]}
 
 
 def sentinel_ok(h) -> bool:
@@ -55,7 +62,7 @@ def alone_checks(rec, el):
                 G.engine_gemv(*gu, x, 2, None, out=hbuf, scratch=None, pdl=pdl)
                 G.down_awaiting(*dn, hbuf, r, y, sync, SR=sr, minb=mb, pdl=pdl, defer=df, **ctl(b))
                 torch.cuda.synchronize()
-                out.append(dict(seed=seed, pdl=pdl, blocks=[sr, mb], defer=df, control=(b[3] if len(b) > 3 else None), identical=torch.equal(y, ye), giveups=int(sync[1]) - g0,
+                out.append(dict(seed=seed, pdl=pdl, blocks=[sr, mb], defer=df, control=(" ".join(b[3:]) or None), identical=torch.equal(y, ye), giveups=int(sync[1]) - g0,
                                 sentinel_after=sentinel_ok(hbuf), count_reset=int(sync[0]) == 0))
     rec["identity"] = out
     rec["bad_builds"] = [list(b) for b in BUILDS if len(b) == 3 and not all(o["identical"] and not o["giveups"] for o in out
@@ -173,5 +180,6 @@ if __name__ == "__main__":
             "restored; (b) the wait is real (values written by another stream after a delay) and a negative control (512 values "
             "never written); (c) gate|up -> down pairs alone in a PDL graph, four weight sets, three rounds; (d) the decode step: "
             "tokens, residual stream and states after 16 + 24 tokens (PDL and plain), ms per token at 1K and 32K, three rounds.")
-    explore_util.step_plans(sys.argv[1] if len(sys.argv) > 1 else None, "mlp_flow_h200", what, "explore_mlp_flow.py", PLANS, apply,
+    name = {None: "mlp_flow_h200", "1": "mlp_flow_controls_h200", "2": "mlp_flow_controls2_h200"}[os.environ.get("QE_V34_CONTROLS")]
+    explore_util.step_plans(sys.argv[1] if len(sys.argv) > 1 else None, name, what, "explore_mlp_flow.py", PLANS, apply,
                             reps=3, describe=lambda p: list(p) if p else "engine", extra=extra)

@@ -1034,6 +1034,10 @@ def test_down_awaiting_names_grid_and_errors(monkeypatch):
     assert named[-1] == "gemv_fp8_v34<20, 1, 2, 34, 1, 2, false, true>"
     G.down_awaiting(q, sc, h, res, out, sync, nocheck=True)
     assert named[-1] == "gemv_fp8_v34<20, 1, 2, 34, 1, 2, false, false, true>"
+    G.down_awaiting(q, sc, h, res, out, sync, nocheck=True, ro=True)
+    assert named[-1] == "gemv_fp8_v34<20, 1, 2, 34, 1, 2, false, false, true, true>"
+    G.down_awaiting(q, sc, h, res, out, sync, waitfirst=True, nocheck=True)
+    assert named[-1] == "gemv_fp8_v34<20, 1, 2, 34, 1, 2, false, true, true>"
     assert (20, 1) in G.V34_BLOCKS and G.ENGINE_CHOICE[(5120, 17408, 1)][1] == 20 and G.ENGINE_MINB[(5120, 17408, 1)] == 1   # its (20, 1) is the engine's down
     args = grids[-1][1]
     assert args[2] is h and args[3] is res and args[4] is out and args[7] is sync and int(args[6]) == 17408
@@ -1041,7 +1045,7 @@ def test_down_awaiting_names_grid_and_errors(monkeypatch):
     with pytest.raises(ValueError, match="down projection"): G.down_awaiting(q[:, :5120], sc[:, :40], h, res, out, sync)
     with pytest.raises(ValueError, match="built for"): G.down_awaiting(q, sc, h, res, out, sync, SR=8, minb=2)
     with pytest.raises(ValueError, match="scales"): G.down_awaiting(q, sc.double(), h, res, out, sync)
-    for bad in (dict(waitfirst=True, nocheck=True), dict(waitfirst=True, defer=True), dict(nocheck=True, SR=4, minb=5)):
+    for bad in (dict(ro=True), dict(waitfirst=True, nocheck=True, ro=True), dict(waitfirst=True, defer=True), dict(nocheck=True, SR=4, minb=5)):
         with pytest.raises(ValueError, match="controls"): G.down_awaiting(q, sc, h, res, out, sync, **bad)
     for bad, what in ((dict(h=h[:, :17000]), "h"), (dict(res=res.float()), "res"), (dict(out=out[:, :4096]), "out"), (dict(sync=sync[:1]), "sync")):
         kw = dict(h=h, res=res, out=out, sync=sync) | bad
