@@ -563,3 +563,20 @@ def test_v24_copies_before_the_wait_v18_none():
     loads = lambda ops: [o for o in ops if o.startswith("LDG")]
     assert v24.count("UBLKCP.S.G") == 6 and len(loads(v24)) > 1
     assert "UBLKCP.S.G" not in v18 and loads(v18) == ["LDG.E.CONSTANT"]
+
+
+def test_v25_one_global_proxy_fence_fewer():
+    """Chapter 07's v25 claim, by SASS (nvcc, sm_90a): attn_fused_v19 (v25) is v18's machine code less thread 0's global
+    proxy fence before the first value copies: one FENCE.VIEW.ASYNC.G fewer than attn_fused_v12 (v18, the engine's), the
+    same number of shared-memory proxy fences and of bulk copies (the same copies into the same slots)."""
+    from qwen_engine.runtime import sass_bodies
+    b = sass_bodies('#define __CUDACC_RTC__ 1\n#include "attention.cu"\n'
+                    + "".join(f"template __global__ void {k}<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, "
+                              "const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, "
+                              "unsigned short*, unsigned long long*, int, int, int, int, int, int, float);\n" for k in ("attn_fused_v12", "attn_fused_v19")))
+    v18 = next(v for k, v in b.items() if k.startswith("_Z14attn_fused_v12"))
+    v25 = next(v for k, v in b.items() if k.startswith("_Z14attn_fused_v19"))
+    count = lambda body, op: sum(1 for x in body if x.split()[0] == op)
+    assert count(v25, "FENCE.VIEW.ASYNC.G") == count(v18, "FENCE.VIEW.ASYNC.G") - 1 >= 1
+    assert count(v25, "FENCE.VIEW.ASYNC.S") == count(v18, "FENCE.VIEW.ASYNC.S")
+    assert count(v25, "UBLKCP.S.G") == count(v18, "UBLKCP.S.G") > 0
