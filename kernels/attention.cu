@@ -88,6 +88,9 @@
 //      key (AtRingGE; until v24 no attention kernel asked for keys before its wait). Bit-identical to v18; no faster alone
 //      (32K 49.6 us against 49.3), a tie in the step at 1K, 0.008 ms slower at 32K (attention_v24_h200.json,
 //      attention_v24_step_h200.json). Not adopted.
+//   v25 (attn_fused_v19): v18 whose first value copies after pass 1 leave without thread 0's global proxy fence (AtRingGF:
+//      the new keys' value rows are fenced by their writers). Bit-identical to v18; a tie alone (32K 49.0 us both) and in the
+//      step (attention_v25_h200.json, attention_v25_step_h200.json). Not adopted.
 //   v23 (attn_fused_v17): v18 whose blocks drop their dead scratch from L2 without a write-back (discard.global.L2: the
 //      partials once merged, read in whole lines; the scores' interior lines once pass 2 has read them; AtRingGD). Outputs
 //      bit-identical to v18; faster alone (32K 47.8 us against 49.0 with PDL), a tie in the step at 1K and 0.009 ms slower
