@@ -148,7 +148,9 @@
 //      Bit-identical to the engine's layer; lost: the step 0.17-0.22 ms slower at 1K (gdn_zsplit_h200.json, chapter 08).
 //   v34 gemv_fp8_v34<SR, RP, U, KST, MINB, RU>: the engine's down build launched to start while gate|up (its predecessor)
 //      still streams: no grid wait before its loop, each step awaiting its SwiGLU values (v31's sentinel), the wait before the
-//      epilogue. Bit-identical to the engine's down (results/explore_mlp_flow.py -> mlp_flow_h200.json).
+//      epilogue (DEFER: a run's values checked after its math). Bit-identical to the engine's down; lost: the step +0.31 to
+//      +0.45 ms at 1K (mlp_flow_h200.json); the checks alone cost 0.39 ms, the early start alone 0.05 (WAITFIRST, NOCHECK, RO:
+//      mlp_flow_controls_h200.json, mlp_flow_controls2_h200.json).
 //   lm_head_bf16_v2<S>: the same structure for the bf16 vocabulary projection over a row set, with argmax.
 //   lm_head_bf16_v3<SR, RP, MT, D>: the head with v13's whole-row streams (bf16 pairs permuted, no widening), a D-step
 //      ring; the same per-block argmax partials. 667 us alone vs v2's 687, 0.01 ms slower in the step (head_v3_h200.json).
