@@ -171,7 +171,11 @@ def test_step_wiring_matches_the_reference(monkeypatch):
     one call): the logits within twice its own largest difference; top-1 disagreements at most twice as many as its own, and
     each at a position where the reference's top two are within its own noise (2 x that difference) of each other. (The
     first version asked for 97 % agreement: 7 of 276 positions differed here, the reference disagreeing with itself at 7,
-    and 9 differed on the CI machine; the random tiny model has near-ties at a third of its positions.)"""
+    and 9 differed on the CI machine; the random tiny model has near-ties at a third of its positions.) The reference's own
+    disagreement is measured over five valid orders, not one: the prompt fed one token a call and in chunks of 2, 3, 5 and 7
+    tokens, each against the whole prompt in one call. One order alone undersampled it: on a later machine (same torch) one
+    token a call disagreed at 2 positions and within 0.125, the chunkings at 3-6 and within 0.094-0.188, and the step at 9,
+    all of them near-ties, within 0.156."""
     from qwen_engine.step import DecodeStep
     from qwen_engine.reference import forward, new_state
     cfg = preset("tiny")
@@ -188,15 +192,17 @@ def test_step_wiring_matches_the_reference(monkeypatch):
         got.append(st.logits[0].clone())
     got = torch.stack(got).float()
     ref = forward(W, cfg, prompt, new_state(cfg))[0][:, :cfg.text_vocab_size].float()
-    s, dec = new_state(cfg), []                                          # the reference against itself: one token per call
-    for t in prompt: dec.append(forward(W, cfg, [t], s)[0][0, :cfg.text_vocab_size].float())
-    dec = torch.stack(dec)
-    env = (dec - ref).abs().max()
+    orders = []                                                          # the reference against itself: chunks of c tokens a call
+    for c in (1, 2, 3, 5, 7):
+        s, outs = new_state(cfg), []
+        for i in range(0, len(prompt), c): outs.append(forward(W, cfg, prompt[i:i + c], s)[0][:, :cfg.text_vocab_size].float())
+        orders.append(torch.cat(outs))
+    env = max((o - ref).abs().max() for o in orders)
     d = (got - ref).abs().max()
     assert d <= 2 * env, (d, env)                                        # within twice the reference's own disagreement
     top2 = ref.topk(2, -1).values
     near_tie = top2[:, 0] - top2[:, 1] <= 2 * env                        # positions whose top-1 the reference's own noise can flip
-    self_differ = int((dec.argmax(-1) != ref.argmax(-1)).sum())
+    self_differ = max(int((o.argmax(-1) != ref.argmax(-1)).sum()) for o in orders)
 
     def top1_within_noise(logits):
         differ = logits.argmax(-1) != ref.argmax(-1)
