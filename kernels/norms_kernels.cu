@@ -6,7 +6,9 @@
 //      (default false): the next kernel released before the grid wait; in the 27B step 0.47 ms slower a token
 //      (results/release_h200.json, chapter 09a): not used. LATE (default false): released after its stores instead
 //      (results/explore_norm_late.py, chapter 09a's timeline: the GEMV after a norm asks for its first weights while the
-//      norm still waits on L2).
+//      norm still waits on L2). EW (default false): the weight's chunks loaded before the grid wait (the weight is no
+//      kernel's output), so the chain after the wait holds one memory round trip (x) instead of two (x, then w); the
+//      same values in the same operations (results/explore_norm_early.py, chapter 09a).
 //   v1 head_rmsnorm_bf16_v1<D, WPB, FAULT>: (1+w) over each D = 256 head: one warp per (row, head), 8 values per lane.
 //   v1 gated_rmsnorm_bf16_v1<D, WPB, FAULT>: gated form over each D = 128 GDN head: one warp per (row, head), 4 per lane.
 //   norm_prologue_probe<MODE, NT>: not a norm: a consumer's prologue (stage the 5,120-wide x in shared memory) with
@@ -33,15 +35,28 @@ template <int FAULT> __device__ __forceinline__ unsigned short qe_fault_apply(fl
 }
 
 // ---- v1: (1+w) RMSNorm over a row of N, one block per row ---------------------------------------------------------
-template <int N, int NT, int FAULT, bool REL = false, bool LATE = false>
+template <int N, int NT, int FAULT, bool REL = false, bool LATE = false, bool EW = false>
 __global__ void __launch_bounds__(NT) rmsnorm_bf16_v1(const unsigned short* __restrict__ x, const unsigned short* __restrict__ w,
                                                        unsigned short* __restrict__ y, float* __restrict__ stat,
                                                        float eps, float inv_n, int ldx, int ldy) {
   static_assert(N % (8 * NT) == 0 && NT % 32 == 0, "whole 16-byte chunks per thread, whole warps");
   constexpr int E = N / NT, C = E / 8;
   __shared__ float red[NT / 32];
+  // EW: the weight's chunks asked for before the wait. `pre` is always true; the branch's other side, after the wait and
+  // never taken, is a loop ptxas cannot turn into predicated loads, so it keeps these loads above the wait (without it,
+  // or with an unrolled other side, ptxas schedules the wait first: chapter 06's EK, chapter 09a's SASS audit).
+  uint4 we[EW ? C : 1];
+  const bool pre = ldy >= 0;
+  if (EW && pre) {
+#pragma unroll
+    for (int c = 0; c < C; ++c) we[c] = __ldg(reinterpret_cast<const uint4*>(w + (c * NT + threadIdx.x) * 8));
+  }
   if (REL) qe_grid_launch_dependents();                        // REL (results/explore_release.py): the next kernel may launch now
   qe_grid_wait();                                              // PDL: x is the kernel before's output
+  if (EW && !pre) {
+#pragma unroll 1
+    for (int c = 0; c < C; ++c) we[c] = __ldg(reinterpret_cast<const uint4*>(w + (c * NT + threadIdx.x) * 8));
+  }
   if (!REL && !LATE) qe_grid_launch_dependents();
   const unsigned short* xr = x + (size_t)blockIdx.x * ldx;
   float v[E];
@@ -53,7 +68,7 @@ __global__ void __launch_bounds__(NT) rmsnorm_bf16_v1(const unsigned short* __re
 #pragma unroll
   for (int c = 0; c < C; ++c) {
     const int k = (c * NT + threadIdx.x) * 8;
-    const uint4 wu = *reinterpret_cast<const uint4*>(w + k);
+    const uint4 wu = EW ? we[c] : *reinterpret_cast<const uint4*>(w + k);
     const unsigned* wp = &wu.x;
     uint4 o; unsigned* op = &o.x;
 #pragma unroll
@@ -193,6 +208,10 @@ template __global__ void rmsnorm_bf16_v1<5120, 320, 0, true>(const unsigned shor
                                                             float, float, int, int);   // REL: the step's build, released before its wait
 template __global__ void rmsnorm_bf16_v1<5120, 320, 0, false, true>(const unsigned short*, const unsigned short*, unsigned short*, float*,
                                                                    float, float, int, int);   // LATE: released after its stores
+template __global__ void rmsnorm_bf16_v1<5120, 320, 0, false, false, true>(const unsigned short*, const unsigned short*, unsigned short*,
+                                                                          float*, float, float, int, int);   // EW: its weight before the wait
+template __global__ void rmsnorm_bf16_v1<256, 32, 0, false, false, true>(const unsigned short*, const unsigned short*, unsigned short*,
+                                                                        float*, float, float, int, int);     // EW, the tiny model's row
 #endif
 #define HEAD_INST(WPB, F) template __global__ void head_rmsnorm_bf16_v1<256, WPB, F>(const unsigned short*, long long, long long, \
   const unsigned short*, unsigned short*, long long, long long, float*, int, int, float, float);

@@ -174,9 +174,17 @@ WPB = 4                        # warps per block of the per-head kernels (one wa
 
 def _ptr_or_null(t): return t if t is not None else np.uint64(0)
 
-def rmsnorm(x, w, eps, out=None, stat=None, threads=RES_THREADS, fault=0, pdl: bool = False, rel: bool = False, late: bool = False):
+def rmsnorm(x, w, eps, out=None, stat=None, threads=RES_THREADS, fault=0, pdl: bool = False, rel: bool = False, late: bool = False,
+            early: bool = False):
     """(1+w) RMSNorm of each row: x [M, N] bf16 (N = 5120, or 256 for the tiny model; rows may be strided, last dim
-    contiguous), w [N] bf16 -> out [M, N] bf16; `stat` (fp32 [M, 2], optional) receives (mean of squares, r)."""
+    contiguous), w [N] bf16 -> out [M, N] bf16; `stat` (fp32 [M, 2], optional) receives (mean of squares, r).
+    `rel`, `late`, `early` (measurements, chapter 09a): released before the grid wait, released after the stores, the
+    weight asked for before the wait (EW: the same values)."""
+    if sum((rel, late, early)) > 1: raise ValueError("rmsnorm: rel (released before the wait), late (after the stores) and early (the weight "
+                                                     "before the wait) are separate builds: ask for one")
+    if early and fault: raise ValueError("rmsnorm: early is built for the form as specified only (fault 0)")
+    if early and x.shape[-1] == 5120 and threads != 320:
+        raise ValueError(f"rmsnorm: early is built for 320 threads a 5,120-wide row (the step's), not {threads}")
     M, N = x.shape
     if N == 256: threads = 32
     assert (N, threads) in {(5120, 128), (5120, 160), (5120, 320), (5120, 640), (256, 32)}, "N = 5120 (128/160/320/640 threads) or 256"
@@ -185,8 +193,7 @@ def rmsnorm(x, w, eps, out=None, stat=None, threads=RES_THREADS, fault=0, pdl: b
     out = torch.empty(M, N, dtype=torch.bfloat16, device=x.device) if out is None else out
     assert out.shape == (M, N) and out.dtype == torch.bfloat16 and out.stride(1) == 1 and out.stride(0) % 8 == 0
     if stat is not None: assert stat.shape == (M, 2) and stat.dtype == torch.float32 and stat.is_contiguous()
-    assert not (rel and late), "rel releases before the wait, late after the stores: one or the other"
-    r = ", true" if rel else ", false, true" if late else ""   # rel: released before its grid wait; late: after its stores
+    r = ", true" if rel else ", false, true" if late else ", false, false, true" if early else ""   # the build's REL, LATE, EW
     launch(get_kernel("norms_kernels", f"rmsnorm_bf16_v1<{N}, {threads}, {fault}{r}>"), (M,), (threads,),
            (x, w, out, _ptr_or_null(stat), np.float32(eps), inv_n(N), np.int32(x.stride(0)), np.int32(out.stride(0))), pdl=pdl)
     return out

@@ -145,7 +145,9 @@ class DecodeStep:
         self.l2 = dict(L2_PLAN)      # which GEMVs' weights a side branch asks L2 for, and how much (see L2_PLAN)
         self.pf_stream = torch.cuda.Stream() if str(device).startswith("cuda") else None
         self.release = set()         # measurement (results/explore_release.py): {"norm", "gdn"}: builds released before their wait;
-                                     # (results/explore_norm_late.py) "norm_late": every residual norm released after its stores, "ln1_late" the input norms only
+                                     # (results/explore_norm_late.py) "norm_late": every residual norm released after its stores, "ln1_late" the input norms only;
+                                     # (results/explore_norm_early.py) "norm_early": every residual norm's weight asked for before its wait, "ln1_early",
+                                     # "ln2_early" one kind only
         self.spacers = {}            # measurement only (results/explore_spacer.py): {"mlp" | "gdn" | "attn": spacer kernel name}
         self.omit = set()            # measurement only (results/explore_omit.py): {"gdn", "attention"}: skip those kernels
         self.omit_norms = False      # measurement only (09d's price of the norms): the body then skips the residual norms
@@ -285,7 +287,7 @@ class DecodeStep:
         launch(get_kernel("step", "embed_gather"), (-(-H // (8 * 128)),), (128,), (E[PREFIX + "embed_tokens.weight"], self.ctl, h[0], np.int32(H)), pdl=pdl)
         for i, L in enumerate(self.layers):
             if i: self._l2_prefetch("inp", L["inp"], 0)
-            if not self.omit_norms: rmsnorm(h[0], L["ln1"], eps, x, pdl=pdl, rel="norm" in self.release, late=self._late("ln1"))
+            if not self.omit_norms: rmsnorm(h[0], L["ln1"], eps, x, pdl=pdl, rel="norm" in self.release, late=self._late("ln1"), early=self._early("ln1"))
             if L["kind"] == "linear_attention":
                 qkvz = self.proj[:, :L["inp"][0].shape[0]]
                 if self.zsplit:                            # the qkv rows alone, as the engine's qkv|z build streams them
@@ -304,14 +306,14 @@ class DecodeStep:
             else:
                 self.attention_sublayer(L, x, h[1], h[0])
             self._l2_prefetch("mlp", L["gate_up"], 2)
-            if not self.omit_norms: rmsnorm(h[1], L["ln2"], eps, x, pdl=pdl, rel="norm" in self.release, late=self._late("ln2"))
+            if not self.omit_norms: rmsnorm(h[1], L["ln2"], eps, x, pdl=pdl, rel="norm" in self.release, late=self._late("ln2"), early=self._early("ln2"))
             if self.mlpflow: self._mlp_flow(L, x, h)
             else:
                 self._gemv(L["gate_up"], x, 2, self.act)
                 self._spacer("mlp")
                 self._gemv(L["down"], self.act, 1, h[0], res=h[1])
             if probe is not None: probe(i, h[0])
-        if not self.omit_norms: rmsnorm(h[0], E[PREFIX + "norm.weight"], eps, x, pdl=pdl, rel="norm" in self.release, late=self._late("final"))
+        if not self.omit_norms: rmsnorm(h[0], E[PREFIX + "norm.weight"], eps, x, pdl=pdl, rel="norm" in self.release, late=self._late("final"), early=self._early("final"))
         cand = dict(topk=self.cand_k, topk_part=self.cand_part) if self.cand_k else {}
         head = lm_head(E["lm_head.weight"], x, rowset=self.rowset, S=ENGINE_CHOICE["lm_head"], logits=self.logits if self.logits is not None else False,
                        scratch=self.head_scratch, pdl=pdl, **cand)
@@ -347,6 +349,10 @@ class DecodeStep:
     def _late(self, which: str) -> bool:
         "Whether the residual norm `which` (ln1, ln2, final) is the build released after its stores (a measurement)."
         return "norm_late" in self.release or (which == "ln1" and "ln1_late" in self.release)
+
+    def _early(self, which: str) -> bool:
+        "Whether the residual norm `which` (ln1, ln2, final) is the build that asks for its weight before its wait (a measurement)."
+        return "norm_early" in self.release or (which in ("ln1", "final") and "ln1_early" in self.release) or (which == "ln2" and "ln2_early" in self.release)
 
     def capture(self):
         "Record `body()` into a CUDA graph (warmed up once, eagerly, on a side stream first, as torch requires)."

@@ -114,6 +114,24 @@ def test_launcher_contract_on_cpu():
     with pytest.raises(AssertionError): head_rmsnorm(torch.randn(1, 2, 128).to(torch.bfloat16), w[:256], EPS)
     with pytest.raises(AssertionError): gated_rmsnorm(torch.randn(1, 2, 128).to(torch.bfloat16), torch.randn(1, 2, 64).to(torch.bfloat16), w[:128], EPS)
 
+def test_early_build_errors_name_the_problem():
+    "The residual norm's measurement builds are separate: asking for two at once, or for a build that does not exist, says so."
+    x = torch.randn(1, HIDDEN).to(torch.bfloat16); w = torch.zeros(HIDDEN, dtype=torch.bfloat16)
+    for kw in (dict(early=True, late=True), dict(early=True, rel=True), dict(rel=True, late=True)):
+        with pytest.raises(ValueError, match="separate builds"): rmsnorm(x, w, EPS, **kw)
+    with pytest.raises(ValueError, match="fault 0"): rmsnorm(x, w, EPS, early=True, fault=1)
+    with pytest.raises(ValueError, match="320 threads"): rmsnorm(x, w, EPS, early=True, threads=128)
+
+def test_early_weight_asked_for_before_the_wait():
+    """EW's claim, by SASS (nvcc, no GPU): the step's norm build with EW issues its two 16-byte weight loads above the grid
+    wait; the engine's build issues none (the negative control: an audit that reported loads there would fail)."""
+    from qwen_engine.step import prewait_audit
+    if not shutil.which("nvcc") and not Path("/usr/local/cuda/bin/nvcc").exists(): pytest.skip("no nvcc")
+    b = lambda tail: f"rmsnorm_bf16_v1<5120, 320, 0, {tail}>"
+    want = {b("false, false, true"): {"LDG.E.128.CONSTANT": 2}, b("false, false, false"): {}}
+    a = prewait_audit({k: ("norms_kernels", "norm", None, "") for k in want})
+    assert a == want, a
+
 def test_cuda_compiles():
     nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
     if not Path(nvcc).exists(): pytest.skip("no nvcc")
