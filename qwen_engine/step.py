@@ -146,8 +146,8 @@ class DecodeStep:
         self.pf_stream = torch.cuda.Stream() if str(device).startswith("cuda") else None
         self.release = set()         # measurement (results/explore_release.py): {"norm", "gdn"}: builds released before their wait;
                                      # (results/explore_norm_late.py) "norm_late": every residual norm released after its stores, "ln1_late" the input norms only;
-                                     # (results/explore_norm_early.py) "norm_early": every residual norm's weight asked for before its wait, "ln1_early",
-                                     # "ln2_early" one kind only
+        self.norm_ew = {"ln1", "ln2", "final"}   # residual norms built to ask for their weight before their wait (EW; chapter 09a,
+                                     # results/norm_early_h200.json); set() is the plain build of every norm before it (a measurement)
         self.spacers = {}            # measurement only (results/explore_spacer.py): {"mlp" | "gdn" | "attn": spacer kernel name}
         self.omit = set()            # measurement only (results/explore_omit.py): {"gdn", "attention"}: skip those kernels
         self.omit_norms = False      # measurement only (09d's price of the norms): the body then skips the residual norms
@@ -351,8 +351,8 @@ class DecodeStep:
         return "norm_late" in self.release or (which == "ln1" and "ln1_late" in self.release)
 
     def _early(self, which: str) -> bool:
-        "Whether the residual norm `which` (ln1, ln2, final) is the build that asks for its weight before its wait (a measurement)."
-        return "norm_early" in self.release or (which in ("ln1", "final") and "ln1_early" in self.release) or (which == "ln2" and "ln2_early" in self.release)
+        "Whether the residual norm `which` (ln1, ln2, final) is the EW build (its weight asked for before its wait): `norm_ew`, unless released otherwise."
+        return which in self.norm_ew and not self._late(which) and "norm" not in self.release
 
     def capture(self):
         "Record `body()` into a CUDA graph (warmed up once, eagerly, on a side stream first, as torch requires)."
@@ -461,7 +461,7 @@ ENGINE_PREWAIT = {
     "gemv_fp8_v26lp<20, 1, 1, 2, 34, 1, true, true, 2>": ("gemv", "gemv", {_W: 4, _S: 2}, "down: 2 rows x a run of 2 steps, their scales (EK)"),
     "lm_head_bf16_v6<8, 20, 1, 2, 20>": ("gemv", "head", {}, "nothing"),
     "argmax_partials": ("gemv", None, {}, "nothing"),
-    "rmsnorm_bf16_v1<5120, 320, 0, false, false>": ("norms_kernels", "norm", {}, "nothing"),
+    "rmsnorm_bf16_v1<5120, 320, 0, false, false, true>": ("norms_kernels", "norm", {"LDG.E.128.CONSTANT": 2}, "its weight, 2 x 16 B a thread (EW)"),
     "gdn_decode_v7<1, false, true, false, false, false, false, false, false, false, false, false, false, false, false, false, false>": ("gdn", "gdn", {"LDG.E.128": 8, "LDG.E.U16": 16, _W: 4, "LDG.E.64.CONSTANT": 2, _S: 3},
         "its state (8 x 16 B a lane), the conv ring's 16 slots, w_b / w_a, conv taps and norm weight, A_log, dt_bias, ctl[0]"),
     "attn_fused_v12<6>": ("attention", "attn", {_S: 1}, "ctl[0]"),

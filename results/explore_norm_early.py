@@ -7,15 +7,21 @@ so one round trip is left. The same values in the same operations: the outputs m
 Checks first: rmsnorm with and without EW on random rows (seeds 0-3, 1 and 3 rows, PDL off and on, the statistic too, and
 the tiny model's 256-wide row). Plans: the engine; every residual norm EW (norm_early); the input and final norms only
 (ln1_early: the ones before an EK GEMV or the head); the post-mixer norms only (ln2_early: before gate|up). Greedy tokens
-must be the engine's; then four interleaved rounds at 1K and 32K.
+must be the first plan's; then four interleaved rounds at 1K and 32K.
+The first run (norm_early_h200.json, at a43b26d, before the engine took EW) labels the plain build "engine"; the engine
+has asked for every residual norm as the EW build since (DecodeStep.norm_ew), and the plans now set norm_ew directly.
+QE_NORM_EARLY=confirm: the plain build against the engine's (EW everywhere) only, eight rounds (norm_early_confirm_h200.json).
 Usage on the H200: PYTHONPATH=. python3 results/explore_norm_early.py OUT_DIR (norm_early_h200.json). About 3 minutes."""
-import sys
+import os, sys
 import explore_util
 
-PLANS = {"engine": set(), "norm_early": {"norm_early"}, "ln1_early": {"ln1_early"}, "ln2_early": {"ln2_early"}}
+ALL = frozenset({"ln1", "ln2", "final"})
+CONFIRM = os.environ.get("QE_NORM_EARLY") == "confirm"
+PLANS = ({"plain": frozenset(), "engine (EW)": ALL} if CONFIRM else
+         {"plain": frozenset(), "norm_early": ALL, "ln1_early": frozenset({"ln1", "final"}), "ln2_early": frozenset({"ln2"})})
 
 
-def apply(step, plan): step.release = set(plan)
+def apply(step, plan): step.norm_ew = set(plan)
 
 
 def checks(step, rec):
@@ -42,8 +48,9 @@ def checks(step, rec):
     if bad: rec["errors"].append(f"EW differs from the plain build: {bad}")
 
 
-explore_util.step_plans(sys.argv[1] if len(sys.argv) > 1 else None, "norm_early_h200",
+explore_util.step_plans(sys.argv[1] if len(sys.argv) > 1 else None, "norm_early_confirm_h200" if CONFIRM else "norm_early_h200",
                         "The decode step (27B shape, synthetic, PDL graph) with its residual norms' weights asked for before their grid wait "
                         "(EW: all, the input and final norms only, or the post-mixer norms only) against the engine's: EW's outputs against "
-                        "the plain build's (bit for bit, random rows), greedy tokens, then ms per token at 1K and 32K, interleaved, four times.",
-                        "explore_norm_early.py", PLANS, apply, reps=4, describe=sorted, extra=checks)
+                        "the plain build's (bit for bit, random rows), greedy tokens, then ms per token at 1K and 32K, interleaved, "
+                        + ("eight times (the plain build against the engine's)." if CONFIRM else "four times."),
+                        "explore_norm_early.py", PLANS, apply, reps=8 if CONFIRM else 4, describe=sorted, extra=checks)

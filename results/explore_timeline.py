@@ -29,7 +29,9 @@ TIMELINE = R.TIMELINE
 # distinct launches, consecutive ids), so a batch records one replay (the last one replayed): 12 batches of 1.
 CTXS, BATCHES, TOKENS = (1024, 32768), 12, 1
 PLAN = sys.argv[2] if __name__ == "__main__" and len(sys.argv) > 2 else "engine"     # "engine", "no_norms" (DecodeStep.omit_norms: timing only, x is stale),
-assert PLAN in ("engine", "no_norms", "norm_late", "ln1_late", "norm_early"), PLAN   # or a DecodeStep.release plan (explore_norm_late.py, _early.py)
+assert PLAN in ("engine", "no_norms", "norm_late", "ln1_late", "norm_early", "norm_plain"), PLAN   # or a DecodeStep.release plan (explore_norm_late.py);
+# norm_early: the norms' EW build (explore_norm_early.py; a release plan at a43b26d, where step_timeline_norm_early_h200.json
+# was taken, the engine's own norms since); norm_plain: every residual norm the plain build (DecodeStep.norm_ew = set())
 TAG = sys.argv[3] if __name__ == "__main__" and len(sys.argv) > 3 else ""   # a suffix for the record's name (a re-run)
 NAME = "step_timeline" + ("" if PLAN == "engine" else f"_{PLAN}") + (f"_{TAG}" if TAG else "") + "_h200"
 BLOCKS_OF = range(202, 209)        # launches whose every block is kept (one token at 1K): gate|up, down, norm, qkv|z, GDN, out_proj, norm
@@ -55,7 +57,8 @@ def main_plain():
     EW, _ = synthetic_engine_weights(cfg, 0, "cuda")
     step = DecodeStep(cfg, EW, max_context=33 * 1024)
     step.omit_norms = PLAN == "no_norms"
-    step.release = {PLAN} if PLAN.endswith(("_late", "_early")) else set()
+    step.release = {PLAN} if PLAN.endswith("_late") else set()
+    if PLAN == "norm_plain": step.norm_ew = set()
     prompt = _prompt(1024)
     rec["plain_tokens"] = list(run(step, prompt[:16], 24))
     rec["tokens_equal"] = rec["plain_tokens"] == rec.get("timeline_tokens")
@@ -115,7 +118,8 @@ def main_timeline():
     EW, _ = synthetic_engine_weights(cfg, 0, "cuda")
     step = DecodeStep(cfg, EW, max_context=33 * 1024)
     step.omit_norms = PLAN == "no_norms"
-    step.release = {PLAN} if PLAN.endswith(("_late", "_early")) else set()
+    step.release = {PLAN} if PLAN.endswith("_late") else set()
+    if PLAN == "norm_plain": step.norm_ew = set()
     rec["plan"] = PLAN
     rec["tl_blocks"] = R.TL_BLOCKS              # blocks past this many in a launch are not recorded
     prompt = _prompt(1024)

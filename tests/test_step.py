@@ -383,10 +383,34 @@ def test_norm_late_build_releases_after_its_stores():
     f = _sass_functions(sass_of('#include "norms_kernels.cu"\n'))
     body = lambda name: next(v for k, v in f.items() if k.startswith(mangled_prefix(name)))
     last_store = lambda ins: max(i for i, s in enumerate(ins) if s.startswith("STG"))
-    eng, late = body("rmsnorm_bf16_v1<5120, 320, 0, false, false>"), body("rmsnorm_bf16_v1<5120, 320, 0, false, true>")
+    plain, late = body("rmsnorm_bf16_v1<5120, 320, 0, false, false, false>"), body("rmsnorm_bf16_v1<5120, 320, 0, false, true, false>")
+    eng = body("rmsnorm_bf16_v1<5120, 320, 0, false, false, true>")                   # EW: its weight asked for before the wait
     first_access = lambda ins: min(i for i, s in enumerate(ins) if s.startswith(("LDG", "STG")))
-    assert eng.index("ACQBULK") < eng.index("PREEXIT") < first_access(eng)
+    assert plain.index("ACQBULK") < plain.index("PREEXIT") < first_access(plain)
     assert late.index("PREEXIT") > last_store(late) > late.index("ACQBULK")
+    assert first_access(eng) < eng.index("ACQBULK") < eng.index("PREEXIT") < last_store(eng)
+
+
+def test_step_norms_are_the_ew_build(monkeypatch):
+    """The step asks for every residual norm (2 a layer and the final one) as the EW build, the weight before the wait
+    (chapter 09a, norm_early_h200.json); `norm_ew = set()` is the plain build everywhere, and a released or LATE norm is never EW."""
+    from qwen_engine.step import DecodeStep
+    cfg = preset("tiny")
+    EW, _ = synthetic_engine_weights(cfg, seed=0, device="cpu")
+    holder = {}
+    _emulate_kernels(monkeypatch, holder)
+    import qwen_engine.step as S
+    calls, emulated = [], S.rmsnorm
+    monkeypatch.setattr(S, "rmsnorm", lambda *a, **kw: (calls.append((kw.get("early", False), kw.get("late", False), kw.get("rel", False))), emulated(*a, **kw))[1])
+    st = holder["step"] = DecodeStep(cfg, EW, max_context=64, device="cpu")
+    st.reset([791, 6722], 1)
+    n = 2 * cfg.num_hidden_layers + 1
+    for ew, release, want in (({"ln1", "ln2", "final"}, set(), (True, False, False)), (set(), set(), (False, False, False)),
+                              ({"ln1", "ln2", "final"}, {"norm_late"}, (False, True, False)), ({"ln1", "ln2", "final"}, {"norm"}, (False, False, True))):
+        calls.clear(); st.norm_ew, st.release = ew, release
+        st.body()
+        assert calls == [want] * n, (ew, release, calls[:3])
+    assert DecodeStep(cfg, EW, max_context=64, device="cpu").norm_ew == {"ln1", "ln2", "final"}
 
 
 def _explore(name):
