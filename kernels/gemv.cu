@@ -2091,9 +2091,10 @@ __device__ __forceinline__ void gemv_segment_sums(float (&acc)[1][RP][2]) {
       acc[0][p][h] = tot;
     }
 }
-template <int RP, int EPI, bool XCH = false, bool FAR = false>
+// RE (v35): `re` is this lane's residual, read before the loop (the body's), in place of the read here.
+template <int RP, int EPI, bool XCH = false, bool FAR = false, bool RE = false>
 __device__ __forceinline__ void gemv_m1_epilogue(float (&acc)[1][RP][2], int lane, int u, int Nout, const unsigned short* __restrict__ res,
-                                                 unsigned short* __restrict__ y, float* __restrict__ partial) {
+                                                 unsigned short* __restrict__ y, float* __restrict__ partial, unsigned short re = 0) {
   static_assert(!XCH || EPI != 2, "the exchange: one output per lane");
   constexpr bool PR = EPI == 2 || FAR;                     // a pair's rows Nout apart
   constexpr int RS = PR ? RP : 2 * RP;
@@ -2123,7 +2124,7 @@ __device__ __forceinline__ void gemv_m1_epilogue(float (&acc)[1][RP][2], int lan
           acc[0][p][h] = blockIdx.y == 0 ? (0.f + acc[0][p][h]) + o : (0.f + o) + acc[0][p][h];
         }
         float v = bf16_to_f32(f32_to_bf16(acc[0][p][h]));
-        if (EPI == 1) v = v + bf16_to_f32(res[row[h]]);
+        if (EPI == 1) v = v + bf16_to_f32(RE ? re : res[row[h]]);
         y[row[h]] = f32_to_bf16(v);
       }
     }
@@ -2359,7 +2360,7 @@ __device__ __forceinline__ void gemv_grid_count(unsigned long long* sync, unsign
 }
 template <int SR, int RP, int EPI, int U, int KST, bool E, int R0, int R1, bool XCH, bool FAR = false, bool EK = false, bool EK2 = false,
           bool DRY = false, bool ER = false, int PROBE = 0, bool XP = false, int XS = 0, int XL = 0, int WL = 0, int RU = 0,
-          int NS = 2, int TB = 0, bool NEAR = false, int FB = 0, int FR = 1, int WT = 0, int KP = 0>
+          int NS = 2, int TB = 0, bool NEAR = false, int FB = 0, int FR = 1, int WT = 0, int KP = 0, bool RE = false>
 __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ W, const float* __restrict__ scale,
                                               const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
                                               unsigned short* __restrict__ y, int N, float* __restrict__ partial,
@@ -2455,6 +2456,11 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
     load(0, R0);
     if (EK2 && R0 + 1 < R1) load(1, R0 + 1);
   }
+  // RE (v35): the residual of the lane's output asked for here, after the wait, so that its round trip overlaps the loop
+  // instead of following the last sums at the grid's tail (the epilogue adds it as before: the same value, the same add).
+  static_assert(!RE || (EPI == 1 && !FAR && !XCH && !NEAR && KP == 0 && WT == 0 && !DRY && PROBE == 0), "RE: the residual epilogue, one output a lane");
+  unsigned short re = 0;
+  if constexpr (RE) { if (lane < 2 * RP) re = res[u0 * RS + lane]; }   // lane 2p + h writes row u0 RS + 2p + h
   if (WT == 0 || WT == 2 || WT == 6) qe_grid_launch_dependents();
   extern __shared__ uint4 xsm26[];                           // XS: the activation, K bf16
   if (XS == 1) {
@@ -2599,7 +2605,7 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
     if (lane == 0) { partial[2 * (KP - 1)] = acc[0][0][0]; partial[2 * (KP - 1) + 1] = acc[0][0][1]; }
   }
   else if constexpr (NEAR) gemv_near_epilogue<SR, RP>(acc, lane, warp, nb0, y);
-  else gemv_m1_epilogue<RP, EPI, XCH, FAR>(acc, lane, u0, FAR ? N / 2 : Nout, res, y, partial);
+  else gemv_m1_epilogue<RP, EPI, XCH, FAR, RE>(acc, lane, u0, FAR ? N / 2 : Nout, res, y, partial, re);
   qe_timeline_end();                                         // the timeline build only (common.cu): when warp 0 is done
 }
 template <int SR, int RP, int EPI, int U, int KST, int MINB, bool E = false, bool EK = false, bool EK2 = false>
@@ -2651,6 +2657,16 @@ __global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v26lp(
     const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
     float* __restrict__ partial, unsigned* __restrict__ counters) {
   gemv_v26_body<SR, RP, EPI, U, KST, E, 0, (KST + U - 1) / U, false, false, EK, false, false, false, 0, false, 0, 0, 0, RU>(W, scale, x, res, y, N, partial);
+}
+// v35: v26 (RU 0) or v26lp (RU > 0), E and EK as given, with the residual read after the wait instead of in the epilogue (RE).
+// The same loads, math, sums and add: bit-identical to v26 / v26lp at the same configuration.
+template <int SR, int RP, int EPI, int U, int KST, int MINB, bool E, bool EK, int RU>
+__global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v35(
+    const unsigned char* __restrict__ W, const float* __restrict__ scale, const unsigned short* __restrict__ x,
+    const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
+    float* __restrict__ partial, unsigned* __restrict__ counters) {
+  gemv_v26_body<SR, RP, EPI, U, KST, E, 0, (KST + U - 1) / U, false, false, EK, false, false, false, 0, false, 0, 0, 0, RU,
+                2, 0, false, 0, 1, 0, 0, true>(W, scale, x, res, y, N, partial);
 }
 // v26tp: v26 (E, EK as given) whose last TB blocks ask L2 for their warps' rows at their start (TB in the body). Bit-identical.
 template <int SR, int RP, int EPI, int U, int KST, int MINB, bool E, bool EK, int TB>
@@ -2860,6 +2876,8 @@ template __global__ void gemv_fp8_v26xs<2, 2, 0, 3, 10, 7, true, true, 2>(const 
 template __global__ void gemv_fp8_v26xs<2, 2, 0, 3, 10, 7, true, true, 3>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 template __global__ void gemv_fp8_v26lp<4, 1, 1, 2, 34, 5, true, true, 2>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 template __global__ void gemv_fp8_v26lp<20, 1, 1, 2, 34, 1, true, true, 2>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);   // the engine's down: one block an SM (gemv_oneblock_h200.json)
+template __global__ void gemv_fp8_v35<20, 1, 1, 2, 34, 1, true, true, 2>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);   // v35: down with RE
+template __global__ void gemv_fp8_v35<20, 1, 1, 3, 12, 1, true, true, 0>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);   // v35: out_proj with RE
 template __global__ void gemv_fp8_v26xs<2, 2, 0, 3, 10, 7, true, true, 4>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 template __global__ void gemv_fp8_v26xs<2, 2, 0, 3, 10, 7, true, true, 5>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 template __global__ void gemv_fp8_v26xl<2, 2, 0, 3, 10, 7, true, true, 1>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);

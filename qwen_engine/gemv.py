@@ -12,15 +12,16 @@ __all__ = ['BLOCK', 'ENGINE_KERNELS', 'V3_KERNELS', 'V8_SWEEP', 'V8_KERNELS', 'V
            'MODEL_SHAPES', 'AWKWARD', 'V12_MARGIN', 'V12_PLAN', 'V12_MINB', 'ENGINE_MARGIN', 'ENGINE_CHOICE',
            'ENGINE_V14', 'ENGINE_MINB', 'ENGINE_V26', 'ENGINE_V26_LOOP', 'V19_SWEEP', 'V20_SWEEP', 'V20_KERNELS',
            'V21_LP', 'V21_SWEEP', 'V21_KERNELS', 'V22_SWEEP', 'V22_KERNELS', 'V23_SWEEP', 'V23B_SWEEP', 'V23_KERNELS',
-           'V19_KERNELS', 'V34_BLOCKS', 'quantize_fp8', 'dequantize_fp8', 'gemv_reference', 'gemv_scratch', 'v4_plan',
-           'v4_scratch', 'v8_plan', 'v8_smem', 'v8_scratch', 'v13_grid', 'v13_scratch', 'v20_smem', 'v14_smem',
-           'v22_smem', 'stream_probe', 'gemv', 'lm_head_scratch', 'lm_head', 'head_keys', 'decode_head_keys',
-           'head_topk_ok', 'head_topk_capacity', 'head_topk_scratch', 'head_topk_reference', 'head_topk', 'engine_plan',
-           'engine_scratch', 'engine_kwargs', 'engine_gemv', 'mlp_one_launch', 'gateup_v32', 'gdn_z_gated',
-           'awaiting_buffer', 'down_awaiting', 'engine_choice', 'synth_fp8', 'torch_epilogue', 'check_gemv', 'check_ok',
-           'check_multirow_identity', 'bytes_of', 'time_engine', 'time_gemv', 'time_scaled_mm', 'check_lm_head',
-           'check_lm_head_topk', 'bandwidth_now', 'sweep', 'M_PAD_BYTES', 'best_choice', 'token_graph', 'time_lm_head',
-           'run_all', 'bench_register', 'checks_table', 'best_by_variant', 'speed_table', 'speed_plot']
+           'V19_KERNELS', 'ENGINE_RE', 'V34_BLOCKS', 'quantize_fp8', 'dequantize_fp8', 'gemv_reference', 'gemv_scratch',
+           'v4_plan', 'v4_scratch', 'v8_plan', 'v8_smem', 'v8_scratch', 'v13_grid', 'v13_scratch', 'v20_smem',
+           'v14_smem', 'v22_smem', 'stream_probe', 'gemv', 'lm_head_scratch', 'lm_head', 'head_keys',
+           'decode_head_keys', 'head_topk_ok', 'head_topk_capacity', 'head_topk_scratch', 'head_topk_reference',
+           'head_topk', 'engine_plan', 'engine_scratch', 'engine_kwargs', 'engine_gemv', 'mlp_one_launch', 'gateup_v32',
+           'gdn_z_gated', 'awaiting_buffer', 'down_awaiting', 'engine_choice', 'synth_fp8', 'torch_epilogue',
+           'check_gemv', 'check_ok', 'check_multirow_identity', 'bytes_of', 'time_engine', 'time_gemv',
+           'time_scaled_mm', 'check_lm_head', 'check_lm_head_topk', 'bandwidth_now', 'sweep', 'M_PAD_BYTES',
+           'best_choice', 'token_graph', 'time_lm_head', 'run_all', 'bench_register', 'checks_table', 'best_by_variant',
+           'speed_table', 'speed_plot']
 
 # %% ../nbs/06_gemv.ipynb #9b77fff9
 import functools, math, time
@@ -297,7 +298,8 @@ def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None,
     `dry` (v9, v13, v14: no math; v22: RAW, the activation copied unconverted and the tile scales 1): timing only, wrong sums.
     `v26x` (v26 at M = 1, one of): tb=TB (v26tp: the grid's last TB blocks ask L2 for their rows at their start), near=True
     (v26n: gate|up's warps on neighbouring gate rows or up rows), fb=(FB, FR) (v26fb: the first FB blocks ask L2 for their
-    first FR runs before the wait). Explorations of chapter 06 that lost; the same sums as v26."""
+    first FR runs before the wait), re=True (v35: down's or out_proj's residual read after the wait, before the loop, instead of
+    in the epilogue; epi 1, without EK2). Explorations of chapter 06; the same sums as v26."""
     import numpy as np
     N, K = q.shape
     M = x.shape[0]
@@ -365,7 +367,9 @@ def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None,
         SK, RP, early, *rest = v13opt                    # rest: (XS, RU): RU > 0 runs RU runs a loop trip (v26lp)
         RU = rest[1] if len(rest) > 1 else 0
         x26 = dict(v26x or {})
-        if set(x26) - {"tb", "near", "fb"} or len(x26) > 1: raise ValueError(f"v26x: at most one of tb, near, fb; got {sorted(x26)}")
+        if set(x26) - {"tb", "near", "fb", "re"} or len(x26) > 1: raise ValueError(f"v26x: at most one of tb, near, fb, re; got {sorted(x26)}")
+        RE = bool(x26.get("re", False))
+        if RE and (epi != 1 or int(early) == 3): raise ValueError(f"v35 (re) reads the residual early: epi 1 (not {epi}), without EK2")
         TB, NEAR, (FB, FR) = x26.get("tb", 0), bool(x26.get("near", False)), x26.get("fb", (0, 1))
         U, KST = D, K // 512
         if KS != 1 or SK != 1 or K % 512 or not 1 <= U <= KST: raise ValueError(f"v26 runs runs of {U} steps over K = {K} in one block (KS = 1, SK = 1, 1 <= U <= K / 512)")
@@ -374,7 +378,8 @@ def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None,
         if TB and (RU or int(early) == 3 or not 0 < TB <= grid): raise ValueError(f"v26tp: unrolled runs without EK2, 0 < TB = {TB} <= {grid} blocks")
         if FB and (RU or TB or NEAR or int(early) == 3 or not 0 < FB <= grid or FR < 1): raise ValueError(f"v26fb: unrolled runs without EK2, TB or NEAR, 0 < FB = {FB} <= {grid} blocks, FR >= 1")
         if NEAR and (epi != 2 or RU or TB or int(early) == 3 or S % 2): raise ValueError(f"v26n: SwiGLU (epi 2), an even number of warps (S = {S}), unrolled runs without EK2 or TB")
-        name = (f"gemv_fp8_v26lp<{S}, {RP}, {epi}, {U}, {KST}, {minb or 1}, " + {0: "false, false", 1: "true, false", 2: "true, true"}[int(early)] + f", {RU}>"
+        name = (f"gemv_fp8_v35<{S}, {RP}, {epi}, {U}, {KST}, {minb or 1}, " + {0: "false, false", 1: "true, false", 2: "true, true"}[int(early)] + f", {RU}>"
+                if RE else f"gemv_fp8_v26lp<{S}, {RP}, {epi}, {U}, {KST}, {minb or 1}, " + {0: "false, false", 1: "true, false", 2: "true, true"}[int(early)] + f", {RU}>"
                 if RU else f"gemv_fp8_v26n<{S}, {RP}, {U}, {KST}, {minb or 1}, " + {0: "false, false", 1: "true, false", 2: "true, true"}[int(early)] + ">"
                 if NEAR else f"gemv_fp8_v26fb<{S}, {RP}, {epi}, {U}, {KST}, {minb or 1}, " + {0: "false, false", 1: "true, false", 2: "true, true"}[int(early)] + f", {FB}, {FR}>"
                 if FB else f"gemv_fp8_v26tp<{S}, {RP}, {epi}, {U}, {KST}, {minb or 1}, " + {0: "false, false", 1: "true, false", 2: "true, true"}[int(early)] + f", {TB}>"
@@ -775,12 +780,15 @@ def _v26opt(N: int, K: int, epi: int) -> tuple:
     RU = ENGINE_V26_LOOP.get((N, K, epi), 0)
     return (1, RP, early, False) + ((RU,) if RU else ())
 
+ENGINE_RE = frozenset()   # shapes whose engine build reads its residual after the wait, before its loop (v35; a measurement switch until measured)
+
 def engine_kwargs(N: int, K: int, epi: int) -> dict:
     "The keyword arguments of `gemv` (and `check_gemv`) that launch the engine's configuration for this shape."
     v, S, RG, KS = engine_plan(N, K, epi)
     if v == 26:
         RP, U, early = ENGINE_V26[(N, K, epi)]
-        return dict(S=S, RG=RG, variant=26, KS=KS, D=U, v13opt=_v26opt(N, K, epi), minb=ENGINE_MINB.get((N, K, epi), 0))
+        re = dict(v26x={"re": True}) if (N, K, epi) in ENGINE_RE else {}
+        return dict(S=S, RG=RG, variant=26, KS=KS, D=U, v13opt=_v26opt(N, K, epi), minb=ENGINE_MINB.get((N, K, epi), 0), **re)
     if v in (14, 15, 16, 18, 19, 20, 21, 22, 23):
         SK, RP, D, E, XS, *PF = ENGINE_V14[(N, K, epi)]          # v19: a sixth entry, its prefetch distance
         return dict(S=S, RG=RG, variant=v, KS=KS, D=D, v13opt=(SK, RP, E, XS, *PF), minb=ENGINE_MINB.get((N, K, epi), 0))
