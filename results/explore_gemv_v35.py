@@ -23,7 +23,7 @@ def apply(step, plan):
 
 def alone(step, rec):
     from qwen_engine import gemv as G
-    names = [f"gemv_fp8_v35<20, 1, 1, 2, 34, 1, true, true, 2>", f"gemv_fp8_v35<20, 1, 1, 3, 12, 1, true, true, 0>"]
+    names = ("gemv_fp8_v35<20, 1, 1, 2, 34, 1, true, true, 2>", "gemv_fp8_v35<20, 1, 1, 3, 12, 1, true, true, 0>")
     G.get_kernel("gemv", names[0], together=names)                      # one compile for both builds
     builds = {}
     for label, shape in (("v35 down", DOWN), ("v35 out_proj", OUT)):
