@@ -151,6 +151,9 @@
 //      epilogue (DEFER: a run's values checked after its math). Bit-identical to the engine's down; lost: the step +0.31 to
 //      +0.45 ms at 1K (mlp_flow_h200.json); the checks alone cost 0.39 ms, the early start alone 0.05 (WAITFIRST, NOCHECK, RO:
 //      mlp_flow_controls_h200.json, mlp_flow_controls2_h200.json).
+//   v35 gemv_fp8_v35<SR, RP, EPI, U, KST, MINB, E, EK, RU>: v26 (RU 0) or v26lp (RU > 0) with the residual read after the
+//      wait, before the loop, instead of in the epilogue (RE; ptxas puts it above the wait, which the step allows). Bit-identical;
+//      a tie in the step (0.001 / 0.006 ms at 1K / 32K: gemv_v35_h200.json). Not the engine's.
 //   lm_head_bf16_v2<S>: the same structure for the bf16 vocabulary projection over a row set, with argmax.
 //   lm_head_bf16_v3<SR, RP, MT, D>: the head with v13's whole-row streams (bf16 pairs permuted, no widening), a D-step
 //      ring; the same per-block argmax partials. 667 us alone vs v2's 687, 0.01 ms slower in the step (head_v3_h200.json).

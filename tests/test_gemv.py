@@ -1,4 +1,6 @@
 "Chapter 06 on the CPU: the fp8 format, the exact widening, the reference, the launcher contract, and the recorded H200 run."
+import shutil
+from pathlib import Path
 import pytest, torch
 from qwen_engine.gemv import quantize_fp8, dequantize_fp8, gemv_reference, torch_epilogue, bf16_ulp, gemv, lm_head, best_by_variant, bytes_of
 from qwen_engine.runtime import read_record
@@ -1053,3 +1055,31 @@ def test_down_awaiting_names_grid_and_errors(monkeypatch):
     assert len(grids) == n
     src = open(G.__file__.replace("qwen_engine/gemv.py", "kernels/gemv.cu")).read()
     assert "if (WT == 6) qe_grid_wait();" in src and "last34 = atomicAdd(sync, 1ull) + 1 == gridDim.x;" in src and "if (WT == 0 || WT == 2 || WT == 6) qe_grid_launch_dependents();" in src
+
+
+def test_v35_names_and_its_residual_above_the_wait(monkeypatch):
+    """v35 (chapter 06: the residual read after the wait, not in the epilogue) through gemv() and the engine's switch: v26x
+    re=True names gemv_fp8_v35 with the engine's down and out_proj configurations (RU 2 / 0) and v26's grid; ENGINE_RE is
+    empty (measured a tie: gemv_v35_h200.json), so the engine's own names are unchanged; re with another epilogue or EK2
+    raises. By SASS (nvcc): each v35 build issues its EK loads and exactly one load more (the residual, LDG.E.U16.CONSTANT)
+    above the grid wait than the engine's build it is made from; the engine's builds issue none of that kind."""
+    from qwen_engine import gemv as G
+    from qwen_engine.step import prewait_audit
+    named, grids = _mocked_launcher(monkeypatch)
+    assert G.ENGINE_RE == frozenset()
+    x6, x17 = torch.zeros(1, 6144, dtype=torch.bfloat16), torch.zeros(1, 17408, dtype=torch.bfloat16)
+    res = torch.zeros(1, 5120, dtype=torch.bfloat16)
+    for (K, x, want) in ((6144, x6, "gemv_fp8_v35<20, 1, 1, 3, 12, 1, true, true, 0>"), (17408, x17, "gemv_fp8_v35<20, 1, 1, 2, 34, 1, true, true, 2>")):
+        q, sc = torch.zeros(5120, K, dtype=torch.uint8), torch.zeros(40, K // 128)
+        kw = G.engine_kwargs(5120, K, 1)
+        G.gemv(q, sc, x, 1, res, **kw); engine_name, engine_grid = named[-1], grids[-1][0]
+        G.gemv(q, sc, x, 1, res, **dict(kw, v26x={"re": True}))
+        assert named[-1] == want and grids[-1][0] == engine_grid and engine_name != want
+        with pytest.raises(ValueError, match="epi 1"): G.gemv(q, sc, x, 0, None, **dict(kw, v26x={"re": True}))
+        with pytest.raises(ValueError, match="EK2"): G.gemv(q, sc, x, 1, res, **dict(kw, v13opt=kw["v13opt"][:2] + (3,) + kw["v13opt"][3:], v26x={"re": True}))
+    if not shutil.which("nvcc") and not Path("/usr/local/cuda/bin/nvcc").exists(): pytest.skip("no nvcc")
+    pairs = {"gemv_fp8_v35<20, 1, 1, 3, 12, 1, true, true, 0>": "gemv_fp8_v26<20, 1, 1, 3, 12, 1, true, true, false>",
+             "gemv_fp8_v35<20, 1, 1, 2, 34, 1, true, true, 2>": "gemv_fp8_v26lp<20, 1, 1, 2, 34, 1, true, true, 2>"}
+    a = prewait_audit({k: ("gemv", "gemv", None, "") for p in pairs.items() for k in p})
+    for v35, eng in pairs.items():
+        assert a[eng].get("LDG.E.U16.CONSTANT", 0) == 0 and a[v35] == dict(a[eng], **{"LDG.E.U16.CONSTANT": 1}), (v35, a[v35], a[eng])
