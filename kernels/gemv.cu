@@ -2363,7 +2363,7 @@ __device__ __forceinline__ void gemv_grid_count(unsigned long long* sync, unsign
 }
 template <int SR, int RP, int EPI, int U, int KST, bool E, int R0, int R1, bool XCH, bool FAR = false, bool EK = false, bool EK2 = false,
           bool DRY = false, bool ER = false, int PROBE = 0, bool XP = false, int XS = 0, int XL = 0, int WL = 0, int RU = 0,
-          int NS = 2, int TB = 0, bool NEAR = false, int FB = 0, int FR = 1, int WT = 0, int KP = 0, bool RE = false>
+          int NS = 2, int TB = 0, bool NEAR = false, int FB = 0, int FR = 1, int WT = 0, int KP = 0, bool RE = false, bool DN = false>
 __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ W, const float* __restrict__ scale,
                                               const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
                                               unsigned short* __restrict__ y, int N, float* __restrict__ partial,
@@ -2610,6 +2610,10 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
   else if constexpr (NEAR) gemv_near_epilogue<SR, RP>(acc, lane, warp, nb0, y);
   else gemv_m1_epilogue<RP, EPI, XCH, FAR, RE>(acc, lane, u0, FAR ? N / 2 : Nout, res, y, partial, re);
   qe_timeline_end();                                         // the timeline build only (common.cu): when warp 0 is done
+  // DN (v36): each warp counts its end into sync[0], for the norm after it to time its release by (a hint: nothing is read
+  // through it, so no fence; the norm still waits for this grid before it reads y)
+  static_assert(!DN || WT == 0, "DN: the count is the launch's own");
+  if constexpr (DN) { if (lane == 0) atomicAdd(sync, 1ull); }
 }
 template <int SR, int RP, int EPI, int U, int KST, int MINB, bool E = false, bool EK = false, bool EK2 = false>
 __global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v26(
@@ -2660,6 +2664,16 @@ __global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v26lp(
     const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
     float* __restrict__ partial, unsigned* __restrict__ counters) {
   gemv_v26_body<SR, RP, EPI, U, KST, E, 0, (KST + U - 1) / U, false, false, EK, false, false, false, 0, false, 0, 0, 0, RU>(W, scale, x, res, y, N, partial);
+}
+// v36: v26 (RU 0) or v26lp (RU > 0), E and EK as given, each warp counting its end into counters (read as one uint64: DN), for
+// the norm after it to release its dependents by (chapter 09a, results/explore_handoff.py). The same sums: bit-identical.
+template <int SR, int RP, int EPI, int U, int KST, int MINB, bool E, bool EK, int RU>
+__global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v36(
+    const unsigned char* __restrict__ W, const float* __restrict__ scale, const unsigned short* __restrict__ x,
+    const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
+    float* __restrict__ partial, unsigned* __restrict__ counters) {
+  gemv_v26_body<SR, RP, EPI, U, KST, E, 0, (KST + U - 1) / U, false, false, EK, false, false, false, 0, false, 0, 0, 0, RU,
+                2, 0, false, 0, 1, 0, 0, false, true>(W, scale, x, res, y, N, partial, 0, reinterpret_cast<unsigned long long*>(counters));
 }
 // v35: v26 (RU 0) or v26lp (RU > 0), E and EK as given, with the residual read after the wait instead of in the epilogue (RE).
 // The same loads, math, sums and add: bit-identical to v26 / v26lp at the same configuration.
@@ -2881,6 +2895,8 @@ template __global__ void gemv_fp8_v26lp<4, 1, 1, 2, 34, 5, true, true, 2>(const 
 template __global__ void gemv_fp8_v26lp<20, 1, 1, 2, 34, 1, true, true, 2>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);   // the engine's down: one block an SM (gemv_oneblock_h200.json)
 template __global__ void gemv_fp8_v35<20, 1, 1, 2, 34, 1, true, true, 2>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);   // v35: down with RE
 template __global__ void gemv_fp8_v35<20, 1, 1, 3, 12, 1, true, true, 0>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);   // v35: out_proj with RE
+template __global__ void gemv_fp8_v36<20, 1, 1, 2, 34, 1, true, true, 2>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);   // v36: down counting its warps' ends
+template __global__ void gemv_fp8_v36<20, 1, 1, 3, 12, 1, true, true, 0>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);   // v36: out_proj counting its warps' ends
 template __global__ void gemv_fp8_v26xs<2, 2, 0, 3, 10, 7, true, true, 4>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 template __global__ void gemv_fp8_v26xs<2, 2, 0, 3, 10, 7, true, true, 5>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 template __global__ void gemv_fp8_v26xl<2, 2, 0, 3, 10, 7, true, true, 1>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);

@@ -80,6 +80,56 @@ __global__ void __launch_bounds__(NT) rmsnorm_bf16_v1(const unsigned short* __re
   if (LATE) qe_grid_launch_dependents();                       // LATE: the next kernel launches only after the stores
 }
 
+// ---- v1t: v1's EW build, released by its producer's progress instead of by its own grid wait (a measurement) -----------
+// Chapter 09a (results/explore_handoff.py). The GEMV before it (v36: down, out_proj) counts each warp's end into done[0].
+// Before its wait, thread 0 polls done[0] until it reaches trg (trg <= 0: no poll; bounded: at most ~2 ms, then it goes on),
+// and the block releases its dependents then: the next GEMV's blocks are scheduled while the producer's last warps still
+// run, and ask for their first weights (EK) by the time the producer completes. After its wait the norm is v1's EW build,
+// the same operations (FAULT 0); thread 0 resets done[0] (the producer has completed; the next producer starts only after
+// this kernel completes). done is a hint only: what the norm reads of the producer it reads after the grid wait.
+template <int N, int NT>
+__global__ void __launch_bounds__(NT) rmsnorm_bf16_v1t(const unsigned short* __restrict__ x, const unsigned short* __restrict__ w,
+                                                        unsigned short* __restrict__ y, float eps, float inv_n, int ldx, int ldy,
+                                                        unsigned long long* __restrict__ done, int trg) {
+  static_assert(N % (8 * NT) == 0 && NT % 32 == 0, "whole 16-byte chunks per thread, whole warps");
+  constexpr int E = N / NT, C = E / 8;
+  __shared__ float red[NT / 32];
+  uint4 we[C];
+  const bool pre = ldy >= 0;                                   // always true: v1's EW branch (see there)
+  if (pre) {
+#pragma unroll
+    for (int c = 0; c < C; ++c) we[c] = __ldg(reinterpret_cast<const uint4*>(w + (c * NT + threadIdx.x) * 8));
+  }
+  if (trg > 0 && threadIdx.x == 0)
+#pragma unroll 1
+    for (int i = 0; i < 16384 && *reinterpret_cast<volatile unsigned long long*>(done) < (unsigned long long)trg; ++i) __nanosleep(100);
+  __syncthreads();
+  qe_grid_launch_dependents();                                 // the next kernel may launch now
+  qe_grid_wait();                                              // PDL: x is the kernel before's output
+  if (!pre) {
+#pragma unroll 1
+    for (int c = 0; c < C; ++c) we[c] = __ldg(reinterpret_cast<const uint4*>(w + (c * NT + threadIdx.x) * 8));
+  }
+  if (trg > 0 && threadIdx.x == 0) *done = 0ull;
+  const unsigned short* xr = x + (size_t)blockIdx.x * ldx;
+  float v[E];
+#pragma unroll
+  for (int c = 0; c < C; ++c) qe_unpack8<8>(*reinterpret_cast<const uint4*>(xr + (c * NT + threadIdx.x) * 8), v + 8 * c);
+  float mean;
+  const float r = qe_fault_stat<0>(qe_block_sumsq<NT, E>(v, red), (float)N, inv_n, eps, mean);
+#pragma unroll
+  for (int c = 0; c < C; ++c) {
+    const int k = (c * NT + threadIdx.x) * 8;
+    const unsigned* wp = &we[c].x;
+    uint4 o; unsigned* op = &o.x;
+#pragma unroll
+    for (int q = 0; q < 4; ++q)
+      op[q] = qe_pack2(qe_fault_apply<0>(v[8 * c + 2 * q], r, (unsigned short)(wp[q] & 0xFFFF)),
+                       qe_fault_apply<0>(v[8 * c + 2 * q + 1], r, (unsigned short)(wp[q] >> 16)));
+    *reinterpret_cast<uint4*>(y + (size_t)blockIdx.x * ldy + k) = o;
+  }
+}
+
 // ---- v1: (1+w) RMSNorm over each D = 256 head: one warp per (row, head), lane l holds [8 l, 8 l + 8) ---------------
 // x, y: element strides sxm, sxh (rows, heads); the last dimension contiguous and 16-byte aligned. stat: [M * H, 2].
 template <int D, int WPB, int FAULT>
@@ -212,6 +262,8 @@ template __global__ void rmsnorm_bf16_v1<5120, 320, 0, false, false, true>(const
                                                                           float*, float, float, int, int);   // EW: its weight before the wait
 template __global__ void rmsnorm_bf16_v1<256, 32, 0, false, false, true>(const unsigned short*, const unsigned short*, unsigned short*,
                                                                         float*, float, float, int, int);     // EW, the tiny model's row
+template __global__ void rmsnorm_bf16_v1t<5120, 320>(const unsigned short*, const unsigned short*, unsigned short*, float, float, int, int,
+                                                     unsigned long long*, int);   // v1t: released by its producer's progress
 #endif
 #define HEAD_INST(WPB, F) template __global__ void head_rmsnorm_bf16_v1<256, WPB, F>(const unsigned short*, long long, long long, \
   const unsigned short*, unsigned short*, long long, long long, float*, int, int, float, float);

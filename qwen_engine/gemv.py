@@ -299,7 +299,8 @@ def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None,
     `v26x` (v26 at M = 1, one of): tb=TB (v26tp: the grid's last TB blocks ask L2 for their rows at their start), near=True
     (v26n: gate|up's warps on neighbouring gate rows or up rows), fb=(FB, FR) (v26fb: the first FB blocks ask L2 for their
     first FR runs before the wait), re=True (v35: down's or out_proj's residual read after the wait, before the loop, instead of
-    in the epilogue; epi 1, without EK2). Explorations of chapter 06; the same sums as v26."""
+    in the epilogue; epi 1, without EK2), dn=COUNTER (v36: each warp counts its end into COUNTER, int64 on the GPU, for the
+    norm after it: chapter 09a's hand-off). Explorations of chapter 06; the same sums as v26."""
     import numpy as np
     N, K = q.shape
     M = x.shape[0]
@@ -367,7 +368,10 @@ def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None,
         SK, RP, early, *rest = v13opt                    # rest: (XS, RU): RU > 0 runs RU runs a loop trip (v26lp)
         RU = rest[1] if len(rest) > 1 else 0
         x26 = dict(v26x or {})
-        if set(x26) - {"tb", "near", "fb", "re"} or len(x26) > 1: raise ValueError(f"v26x: at most one of tb, near, fb, re; got {sorted(x26)}")
+        if set(x26) - {"tb", "near", "fb", "re", "dn"} or len(x26) > 1: raise ValueError(f"v26x: at most one of tb, near, fb, re, dn; got {sorted(x26)}")
+        DN = x26.get("dn")
+        if DN is not None and (DN.dtype != torch.int64 or not DN.is_cuda or int(early) == 3 or epi == 2):
+            raise ValueError("v36 (dn): an int64 counter on the GPU, without EK2, not the SwiGLU projection")
         RE = bool(x26.get("re", False))
         if RE and (epi != 1 or int(early) == 3): raise ValueError(f"v35 (re) reads the residual early: epi 1 (not {epi}), without EK2")
         TB, NEAR, (FB, FR) = x26.get("tb", 0), bool(x26.get("near", False)), x26.get("fb", (0, 1))
@@ -378,14 +382,15 @@ def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None,
         if TB and (RU or int(early) == 3 or not 0 < TB <= grid): raise ValueError(f"v26tp: unrolled runs without EK2, 0 < TB = {TB} <= {grid} blocks")
         if FB and (RU or TB or NEAR or int(early) == 3 or not 0 < FB <= grid or FR < 1): raise ValueError(f"v26fb: unrolled runs without EK2, TB or NEAR, 0 < FB = {FB} <= {grid} blocks, FR >= 1")
         if NEAR and (epi != 2 or RU or TB or int(early) == 3 or S % 2): raise ValueError(f"v26n: SwiGLU (epi 2), an even number of warps (S = {S}), unrolled runs without EK2 or TB")
-        name = (f"gemv_fp8_v35<{S}, {RP}, {epi}, {U}, {KST}, {minb or 1}, " + {0: "false, false", 1: "true, false", 2: "true, true"}[int(early)] + f", {RU}>"
+        name = (f"gemv_fp8_v36<{S}, {RP}, {epi}, {U}, {KST}, {minb or 1}, " + {0: "false, false", 1: "true, false", 2: "true, true"}[int(early)] + f", {RU}>"
+                if DN is not None else f"gemv_fp8_v35<{S}, {RP}, {epi}, {U}, {KST}, {minb or 1}, " + {0: "false, false", 1: "true, false", 2: "true, true"}[int(early)] + f", {RU}>"
                 if RE else f"gemv_fp8_v26lp<{S}, {RP}, {epi}, {U}, {KST}, {minb or 1}, " + {0: "false, false", 1: "true, false", 2: "true, true"}[int(early)] + f", {RU}>"
                 if RU else f"gemv_fp8_v26n<{S}, {RP}, {U}, {KST}, {minb or 1}, " + {0: "false, false", 1: "true, false", 2: "true, true"}[int(early)] + ">"
                 if NEAR else f"gemv_fp8_v26fb<{S}, {RP}, {epi}, {U}, {KST}, {minb or 1}, " + {0: "false, false", 1: "true, false", 2: "true, true"}[int(early)] + f", {FB}, {FR}>"
                 if FB else f"gemv_fp8_v26tp<{S}, {RP}, {epi}, {U}, {KST}, {minb or 1}, " + {0: "false, false", 1: "true, false", 2: "true, true"}[int(early)] + f", {TB}>"
                 if TB else f"gemv_fp8_v26<{S}, {RP}, {epi}, {U}, {KST}, {minb or 1}" + {0: ">", 1: ", true>", 2: ", true, true>", 3: ", true, true, true>"}[int(early)])   # early 2: EK, 3: EK2
         k = _engine_kernel(name) if name in ENGINE_KERNELS else get_kernel("gemv", name)
-        launch(k, (grid,), (32 * S,), args + (out, out), pdl=pdl)
+        launch(k, (grid,), (32 * S,), args + (out, out if DN is None else DN), pdl=pdl)
         return out
     if variant == 26:                                   # M > 1: v14's 8-token build (V13_MULTI), the same sums a row: v26's bits;
         variant, v13opt = 14, (v13opt[0], v13opt[1], True, *v13opt[3:4])   # with early loads, as the engine's v14 gate|up ran it

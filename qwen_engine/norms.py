@@ -7,9 +7,9 @@ __all__ = ['HIDDEN', 'HEAD_DIM', 'GDN_DIM', 'RES_THREADS', 'WPB', 'STEP_COUNTS',
            'kernel_stat', 'emulate_rmsnorm', 'emulate_head_rmsnorm', 'emulate_gated_rmsnorm', 'reference_stat',
            'exact_rows_definition', 'ulps32', 'compare', 'statistic_check', 'tolerance_check', 'outputs_from_stat',
            'awkward_rows', 'model_weights', 'order_bound', 'rel_error_vs_exact', 'negative_controls', 'rmsnorm',
-           'head_rmsnorm', 'gated_rmsnorm', 'check_form', 'time_standalone', 'time_marginal', 'time_probe',
-           'time_grid_join', 'step_totals', 'run_all', 'bench_register', 'load_record', 'verification_table',
-           'cost_plot', 'join_table', 'recommendation', 'norm_cost_text']
+           'rmsnorm_trigger', 'head_rmsnorm', 'gated_rmsnorm', 'check_form', 'time_standalone', 'time_marginal',
+           'time_probe', 'time_grid_join', 'step_totals', 'run_all', 'bench_register', 'load_record',
+           'verification_table', 'cost_plot', 'join_table', 'recommendation', 'norm_cost_text']
 
 # %% ../nbs/05_norms.ipynb #02fb3632
 import numpy as np
@@ -196,6 +196,18 @@ def rmsnorm(x, w, eps, out=None, stat=None, threads=RES_THREADS, fault=0, pdl: b
     r = ", true" if rel else ", false, true" if late else ", false, false, true" if early else ""   # the build's REL, LATE, EW
     launch(get_kernel("norms_kernels", f"rmsnorm_bf16_v1<{N}, {threads}, {fault}{r}>"), (M,), (threads,),
            (x, w, out, _ptr_or_null(stat), np.float32(eps), inv_n(N), np.int32(x.stride(0)), np.int32(out.stride(0))), pdl=pdl)
+    return out
+
+def rmsnorm_trigger(x, w, eps, out, done, trg: int, pdl: bool = False):
+    """v1t (chapter 09a, a measurement): the EW norm of 5,120-wide rows that releases its dependents once `done[0]` (int64 on
+    the GPU: the producing GEMV's count of finished warps, chapter 06's v36) reaches `trg` (trg <= 0: at once), then waits for
+    its grid as v1 does, computes v1's values and resets `done[0]` to 0."""
+    M, N = x.shape
+    if N != 5120 or w.shape != (N,) or out.shape != (M, N): raise ValueError(f"rmsnorm_trigger is built for 5,120-wide rows: x {tuple(x.shape)}, w {tuple(w.shape)}, out {tuple(out.shape)}")
+    if done.dtype != torch.int64 or done.numel() < 1 or not done.is_cuda: raise ValueError("rmsnorm_trigger: done must be an int64 counter on the GPU")
+    assert x.dtype == w.dtype == out.dtype == torch.bfloat16 and x.is_cuda and x.stride(1) == 1 and x.stride(0) % 8 == 0 and out.stride(1) == 1 and out.stride(0) % 8 == 0
+    launch(get_kernel("norms_kernels", "rmsnorm_bf16_v1t<5120, 320>"), (M,), (320,),
+           (x, w, out, np.float32(eps), inv_n(N), np.int32(x.stride(0)), np.int32(out.stride(0)), done, np.int32(trg)), pdl=pdl)
     return out
 
 def _heads(t, D):

@@ -16,7 +16,7 @@ from .checkpoint import Checkpoint, load_engine_weights, fused_layout, synth_ten
 from .runtime import get_kernel, launch
 from .gemv import engine_gemv, engine_scratch, engine_plan, engine_kwargs, lm_head, lm_head_scratch, ENGINE_CHOICE
 from .gemv import head_topk, head_topk_ok, head_topk_scratch, head_topk_capacity, gemv, gdn_z_gated, awaiting_buffer, down_awaiting
-from .norms import rmsnorm
+from .norms import rmsnorm, rmsnorm_trigger
 from .attention import KVPool, PageTable, attention_decode, attention_scratch, rope_table
 from .gdn import gdn_state, gdn_decode
 
@@ -148,6 +148,8 @@ class DecodeStep:
                                      # (results/explore_norm_late.py) "norm_late": every residual norm released after its stores, "ln1_late" the input norms only;
         self.norm_ew = {"ln1", "ln2", "final"}   # residual norms built to ask for their weight before their wait (EW; chapter 09a,
                                      # results/norm_early_h200.json); set() is the plain build of every norm before it (a measurement)
+        self.handoff_trg = 0         # measurement (results/explore_handoff.py): > 0, down and out_proj count their warps' ends (GEMV v36)
+        self.done = torch.zeros(1, dtype=torch.int64, device=dev)   # and every norm after one releases its dependents at that count (v1t)
         self.spacers = {}            # measurement only (results/explore_spacer.py): {"mlp" | "gdn" | "attn": spacer kernel name}
         self.omit = set()            # measurement only (results/explore_omit.py): {"gdn", "attention"}: skip those kernels
         self.omit_norms = False      # measurement only (09d's price of the norms): the body then skips the residual norms
@@ -246,7 +248,9 @@ class DecodeStep:
 
     def _gemv(self, wq, x, epi, out, res=None):
         N, K = wq[0].shape
-        engine_gemv(wq[0], wq[1], x, epi, res, out=out, scratch=self.scratch[(N, K, epi)], pdl=self.pdl)
+        if self.handoff_trg > 0 and epi == 1:                # the hand-off measurement: the producer counts its warps' ends
+            gemv(wq[0], wq[1], x, epi, res, out=out, scratch=self.scratch[(N, K, epi)], pdl=self.pdl, **dict(engine_kwargs(N, K, epi), v26x={"dn": self.done}))
+        else: engine_gemv(wq[0], wq[1], x, epi, res, out=out, scratch=self.scratch[(N, K, epi)], pdl=self.pdl)
 
     def reset(self, prompt: list, max_new_tokens: int = 0):
         "Host side, before a generation: zero the session state, back positions with pages, load the prompt."
@@ -287,7 +291,8 @@ class DecodeStep:
         launch(get_kernel("step", "embed_gather"), (-(-H // (8 * 128)),), (128,), (E[PREFIX + "embed_tokens.weight"], self.ctl, h[0], np.int32(H)), pdl=pdl)
         for i, L in enumerate(self.layers):
             if i: self._l2_prefetch("inp", L["inp"], 0)
-            if not self.omit_norms: rmsnorm(h[0], L["ln1"], eps, x, pdl=pdl, rel="norm" in self.release, late=self._late("ln1"), early=self._early("ln1"))
+            if self.handoff_trg > 0 and i: rmsnorm_trigger(h[0], L["ln1"], eps, x, self.done, self.handoff_trg, pdl=pdl)
+            elif not self.omit_norms: rmsnorm(h[0], L["ln1"], eps, x, pdl=pdl, rel="norm" in self.release, late=self._late("ln1"), early=self._early("ln1"))
             if L["kind"] == "linear_attention":
                 qkvz = self.proj[:, :L["inp"][0].shape[0]]
                 if self.zsplit:                            # the qkv rows alone, as the engine's qkv|z build streams them
@@ -306,14 +311,16 @@ class DecodeStep:
             else:
                 self.attention_sublayer(L, x, h[1], h[0])
             self._l2_prefetch("mlp", L["gate_up"], 2)
-            if not self.omit_norms: rmsnorm(h[1], L["ln2"], eps, x, pdl=pdl, rel="norm" in self.release, late=self._late("ln2"), early=self._early("ln2"))
+            if self.handoff_trg > 0: rmsnorm_trigger(h[1], L["ln2"], eps, x, self.done, self.handoff_trg, pdl=pdl)
+            elif not self.omit_norms: rmsnorm(h[1], L["ln2"], eps, x, pdl=pdl, rel="norm" in self.release, late=self._late("ln2"), early=self._early("ln2"))
             if self.mlpflow: self._mlp_flow(L, x, h)
             else:
                 self._gemv(L["gate_up"], x, 2, self.act)
                 self._spacer("mlp")
                 self._gemv(L["down"], self.act, 1, h[0], res=h[1])
             if probe is not None: probe(i, h[0])
-        if not self.omit_norms: rmsnorm(h[0], E[PREFIX + "norm.weight"], eps, x, pdl=pdl, rel="norm" in self.release, late=self._late("final"), early=self._early("final"))
+        if self.handoff_trg > 0: rmsnorm_trigger(h[0], E[PREFIX + "norm.weight"], eps, x, self.done, self.handoff_trg, pdl=pdl)
+        elif not self.omit_norms: rmsnorm(h[0], E[PREFIX + "norm.weight"], eps, x, pdl=pdl, rel="norm" in self.release, late=self._late("final"), early=self._early("final"))
         cand = dict(topk=self.cand_k, topk_part=self.cand_part) if self.cand_k else {}
         head = lm_head(E["lm_head.weight"], x, rowset=self.rowset, S=ENGINE_CHOICE["lm_head"], logits=self.logits if self.logits is not None else False,
                        scratch=self.head_scratch, pdl=pdl, **cand)

@@ -29,9 +29,10 @@ TIMELINE = R.TIMELINE
 # distinct launches, consecutive ids), so a batch records one replay (the last one replayed): 12 batches of 1.
 CTXS, BATCHES, TOKENS = (1024, 32768), 12, 1
 PLAN = sys.argv[2] if __name__ == "__main__" and len(sys.argv) > 2 else "engine"     # "engine", "no_norms" (DecodeStep.omit_norms: timing only, x is stale),
-assert PLAN in ("engine", "no_norms", "norm_late", "ln1_late", "norm_early", "norm_plain"), PLAN   # or a DecodeStep.release plan (explore_norm_late.py);
+assert PLAN in ("engine", "no_norms", "norm_late", "ln1_late", "norm_early", "norm_plain") or PLAN.startswith("handoff"), PLAN   # or a DecodeStep.release plan (explore_norm_late.py);
 # norm_early: the norms' EW build (explore_norm_early.py; a release plan at a43b26d, where step_timeline_norm_early_h200.json
-# was taken, the engine's own norms since); norm_plain: every residual norm the plain build (DecodeStep.norm_ew = set())
+# was taken, the engine's own norms since); norm_plain: every residual norm the plain build (DecodeStep.norm_ew = set());
+# handoffTRG: the norms released at TRG of their producer's warps (DecodeStep.handoff_trg, results/explore_handoff.py)
 TAG = sys.argv[3] if __name__ == "__main__" and len(sys.argv) > 3 else ""   # a suffix for the record's name (a re-run)
 NAME = "step_timeline" + ("" if PLAN == "engine" else f"_{PLAN}") + (f"_{TAG}" if TAG else "") + "_h200"
 BLOCKS_OF = range(202, 209)        # launches whose every block is kept (one token at 1K): gate|up, down, norm, qkv|z, GDN, out_proj, norm
@@ -59,6 +60,7 @@ def main_plain():
     step.omit_norms = PLAN == "no_norms"
     step.release = {PLAN} if PLAN.endswith("_late") else set()
     if PLAN == "norm_plain": step.norm_ew = set()
+    if PLAN.startswith("handoff"): step.handoff_trg = int(PLAN[len("handoff"):])
     prompt = _prompt(1024)
     rec["plain_tokens"] = list(run(step, prompt[:16], 24))
     rec["tokens_equal"] = rec["plain_tokens"] == rec.get("timeline_tokens")
@@ -120,6 +122,7 @@ def main_timeline():
     step.omit_norms = PLAN == "no_norms"
     step.release = {PLAN} if PLAN.endswith("_late") else set()
     if PLAN == "norm_plain": step.norm_ew = set()
+    if PLAN.startswith("handoff"): step.handoff_trg = int(PLAN[len("handoff"):])
     rec["plan"] = PLAN
     rec["tl_blocks"] = R.TL_BLOCKS              # blocks past this many in a launch are not recorded
     prompt = _prompt(1024)
