@@ -1083,3 +1083,23 @@ def test_v35_names_and_its_residual_above_the_wait(monkeypatch):
     a = prewait_audit({k: ("gemv", "gemv", None, "") for p in pairs.items() for k in p})
     for v35, eng in pairs.items():
         assert a[eng].get("LDG.E.U16.CONSTANT", 0) == 0 and a[v35] == dict(a[eng], **{"LDG.E.U16.CONSTANT": 1}), (v35, a[v35], a[eng])
+
+
+def test_v36_names_and_its_count(monkeypatch):
+    """v36 (chapter 09a's hand-off: down and out_proj counting their warps' ends) through gemv(): v26x dn=COUNTER names
+    gemv_fp8_v36 with the engine's configuration and grid and passes the counter as the kernel's last argument; a counter
+    that is not int64, EK2, or the SwiGLU projection raise."""
+    from qwen_engine import gemv as G
+    named, grids = _mocked_launcher(monkeypatch)
+    cnt = torch.zeros(1, dtype=torch.int64)
+    res = torch.zeros(1, 5120, dtype=torch.bfloat16)
+    for K, want in ((6144, "gemv_fp8_v36<20, 1, 1, 3, 12, 1, true, true, 0>"), (17408, "gemv_fp8_v36<20, 1, 1, 2, 34, 1, true, true, 2>")):
+        q, sc, x = torch.zeros(5120, K, dtype=torch.uint8), torch.zeros(40, K // 128), torch.zeros(1, K, dtype=torch.bfloat16)
+        kw = G.engine_kwargs(5120, K, 1)
+        G.gemv(q, sc, x, 1, res, **kw); engine_grid = grids[-1][0]
+        G.gemv(q, sc, x, 1, res, **dict(kw, v26x={"dn": cnt}))
+        assert named[-1] == want and grids[-1][0] == engine_grid and grids[-1][1][-1] is cnt and grids[-1][0] == (128,)   # 128 blocks x 20 warps
+        with pytest.raises(ValueError, match="int64"): G.gemv(q, sc, x, 1, res, **dict(kw, v26x={"dn": cnt.int()}))
+        with pytest.raises(ValueError, match="EK2"): G.gemv(q, sc, x, 1, res, **dict(kw, v13opt=kw["v13opt"][:2] + (3,) + kw["v13opt"][3:], v26x={"dn": cnt}))
+    qg, sg, xg = torch.zeros(34816, 5120, dtype=torch.uint8), torch.zeros(272, 40), torch.zeros(1, 5120, dtype=torch.bfloat16)
+    with pytest.raises(ValueError, match="SwiGLU"): G.gemv(qg, sg, xg, 2, None, **dict(G.engine_kwargs(34816, 5120, 2), v26x={"dn": cnt}))

@@ -152,3 +152,21 @@ def test_norms_record_join_and_price_in_the_step():
     for k in ("plain", "pdl"):
         assert abs(nc[f"{k}_per_norm_us"] - (nc[f"{k}_with_norms_ms"] - nc[f"{k}_without_norms_ms"]) * 1e3 / 129) < 1e-9
     assert nc["plain_per_norm_us"] > 0                   # without PDL a standalone norm has a price, as measured in isolation
+
+
+def test_trigger_norm_contract_and_its_order():
+    """v1t (chapter 09a's hand-off): a 5,120-wide row and an int64 counter, or a ValueError naming the problem; by SASS, its
+    weight loads, then the poll of the counter, then the release of its dependents (PREEXIT), all before its grid wait."""
+    from qwen_engine.norms import rmsnorm_trigger
+    from qwen_engine.runtime import sass_tool, sass_of
+    x, w, y = torch.zeros(1, HIDDEN, dtype=torch.bfloat16), torch.zeros(HIDDEN, dtype=torch.bfloat16), torch.zeros(1, HIDDEN, dtype=torch.bfloat16)
+    with pytest.raises(ValueError, match="5,120"): rmsnorm_trigger(x[:, :256], w[:256], EPS, y[:, :256], torch.zeros(1, dtype=torch.int64), 1)
+    with pytest.raises(ValueError, match="int64"): rmsnorm_trigger(x, w, EPS, y, torch.zeros(1, dtype=torch.int32), 1)
+    if not all(sass_tool(t) for t in ("nvcc", "cuobjdump", "nvdisasm")): pytest.skip("needs nvcc, cuobjdump and nvdisasm")
+    import re
+    ins = [m.group(1).split()[0] for l in sass_of('#define __CUDACC_RTC__ 1\n#include "norms_kernels.cu"\ntemplate __global__ void rmsnorm_bf16_v1t<5120, 320>('
+                                                 'const unsigned short*, const unsigned short*, unsigned short*, float, float, int, int, unsigned long long*, int);\n').splitlines()
+           if (m := re.search(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?(.*?);", l))]
+    acq = ins.index("ACQBULK")
+    assert ins[:acq].count("LDG.E.128.CONSTANT") == 2 and "LDG.E.64.STRONG.SYS" in ins[:acq] and "NANOSLEEP" in ins[:acq]
+    assert max(i for i, s in enumerate(ins[:acq]) if s.startswith("LDG")) < ins.index("PREEXIT") < acq
