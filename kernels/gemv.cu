@@ -154,6 +154,9 @@
 //   v35 gemv_fp8_v35<SR, RP, EPI, U, KST, MINB, E, EK, RU>: v26 (RU 0) or v26lp (RU > 0) with the residual read after the
 //      wait, before the loop, instead of in the epilogue (RE; ptxas puts it above the wait, which the step allows). Bit-identical;
 //      a tie in the step (0.001 / 0.006 ms at 1K / 32K: gemv_v35_h200.json). Not the engine's.
+//   v36 gemv_fp8_v36<SR, RP, EPI, U, KST, MINB, E, EK, RU>: v26 / v26lp with each warp counting its end into `counters` (DN),
+//      for chapter 09a's hand-off measurement (the norm after it releases its dependents at a count). Bit-identical; the
+//      hand-off gained nothing beyond the step's noise at any count (handoff_h200.json). Not the engine's.
 //   lm_head_bf16_v2<S>: the same structure for the bf16 vocabulary projection over a row set, with argmax.
 //   lm_head_bf16_v3<SR, RP, MT, D>: the head with v13's whole-row streams (bf16 pairs permuted, no widening), a D-step
 //      ring; the same per-block argmax partials. 667 us alone vs v2's 687, 0.01 ms slower in the step (head_v3_h200.json).

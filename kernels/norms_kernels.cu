@@ -9,6 +9,8 @@
 //      norm still waits on L2). EW (default false): the weight's chunks loaded before the grid wait (the weight is no
 //      kernel's output), so the chain after the wait holds one memory round trip (x) instead of two (x, then w); the
 //      same values in the same operations (results/explore_norm_early.py, chapter 09a).
+//   v1t rmsnorm_bf16_v1t<N, NT>: the EW build released by its producer's progress (a count, GEMV v36) instead of its own wait;
+//      chapter 09a's hand-off measurement (results/explore_handoff.py): no gain at any count. Not the engine's.
 //   v1 head_rmsnorm_bf16_v1<D, WPB, FAULT>: (1+w) over each D = 256 head: one warp per (row, head), 8 values per lane.
 //   v1 gated_rmsnorm_bf16_v1<D, WPB, FAULT>: gated form over each D = 128 GDN head: one warp per (row, head), 4 per lane.
 //   norm_prologue_probe<MODE, NT>: not a norm: a consumer's prologue (stage the 5,120-wide x in shared memory) with
