@@ -151,8 +151,8 @@
 //      epilogue (DEFER: a run's values checked after its math). Bit-identical to the engine's down; lost: the step +0.31 to
 //      +0.45 ms at 1K (mlp_flow_h200.json); the checks alone cost 0.39 ms, the early start alone 0.05 (WAITFIRST, NOCHECK, RO:
 //      mlp_flow_controls_h200.json, mlp_flow_controls2_h200.json).
-//   v35 gemv_fp8_v35<SR, RP, EPI, U, KST, MINB, E, EK, RU>: v26 (RU 0) or v26lp (RU > 0) with the residual read after the
-//      wait, before the loop, instead of in the epilogue (RE; ptxas puts it above the wait, which the step allows). Bit-identical;
+//   v35 gemv_fp8_v35<SR, RP, EPI, U, KST, MINB, E, EK, RU>: v26 (RU 0) or v26lp (RU > 0) with the residual read at the start
+//      instead of in the epilogue (RE; ptxas puts it above the wait: `res` must be complete before the launch, as the step's is). Bit-identical;
 //      a tie in the step (0.001 / 0.006 ms at 1K / 32K: gemv_v35_h200.json). Not the engine's.
 //   v36 gemv_fp8_v36<SR, RP, EPI, U, KST, MINB, E, EK, RU>: v26 / v26lp with each warp counting its end into `counters` (DN),
 //      for chapter 09a's hand-off measurement (the norm after it releases its dependents at a count). Bit-identical; the
@@ -2462,8 +2462,10 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
     load(0, R0);
     if (EK2 && R0 + 1 < R1) load(1, R0 + 1);
   }
-  // RE (v35): the residual of the lane's output asked for here, after the wait, so that its round trip overlaps the loop
-  // instead of following the last sums at the grid's tail (the epilogue adds it as before: the same value, the same add).
+  // RE (v35): the residual of the lane's output asked for here, so that its round trip overlaps the loop instead of following
+  // the last sums at the grid's tail (the epilogue adds it as before: the same value, the same add). ptxas schedules this
+  // load above the grid wait (tests/test_gemv.py holds the SASS to it): RE needs `res` complete before the launch starts,
+  // as the step's residual is (written two or more launches back; every kernel releases its dependents after its wait).
   static_assert(!RE || (EPI == 1 && !FAR && !XCH && !NEAR && KP == 0 && WT == 0 && !DRY && PROBE == 0), "RE: the residual epilogue, one output a lane");
   unsigned short re = 0;
   if constexpr (RE) { if (lane < 2 * RP) re = res[u0 * RS + lane]; }   // lane 2p + h writes row u0 RS + 2p + h
@@ -2678,7 +2680,8 @@ __global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v36(
   gemv_v26_body<SR, RP, EPI, U, KST, E, 0, (KST + U - 1) / U, false, false, EK, false, false, false, 0, false, 0, 0, 0, RU,
                 2, 0, false, 0, 1, 0, 0, false, true>(W, scale, x, res, y, N, partial, 0, reinterpret_cast<unsigned long long*>(counters));
 }
-// v35: v26 (RU 0) or v26lp (RU > 0), E and EK as given, with the residual read after the wait instead of in the epilogue (RE).
+// v35: v26 (RU 0) or v26lp (RU > 0), E and EK as given, with the residual read at the start instead of in the epilogue (RE;
+// above the grid wait in SASS: `res` must be complete before the launch, as in the step).
 // The same loads, math, sums and add: bit-identical to v26 / v26lp at the same configuration.
 template <int SR, int RP, int EPI, int U, int KST, int MINB, bool E, bool EK, int RU>
 __global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v35(

@@ -298,8 +298,9 @@ def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None,
     `dry` (v9, v13, v14: no math; v22: RAW, the activation copied unconverted and the tile scales 1): timing only, wrong sums.
     `v26x` (v26 at M = 1, one of): tb=TB (v26tp: the grid's last TB blocks ask L2 for their rows at their start), near=True
     (v26n: gate|up's warps on neighbouring gate rows or up rows), fb=(FB, FR) (v26fb: the first FB blocks ask L2 for their
-    first FR runs before the wait), re=True (v35: down's or out_proj's residual read after the wait, before the loop, instead of
-    in the epilogue; epi 1, without EK2), dn=COUNTER (v36: each warp counts its end into COUNTER, int64 on the GPU, for the
+    first FR runs before the wait), re=True (v35: down's or out_proj's residual read at the start instead of in the epilogue;
+    ptxas schedules that load above the grid wait, so `res` must be complete before the launch starts, as in the step, where
+    it was written two or more launches back; epi 1, without EK2), dn=COUNTER (v36: each warp counts its end into COUNTER, int64 on the GPU, for the
     norm after it: chapter 09a's hand-off). Explorations of chapter 06; the same sums as v26."""
     import numpy as np
     N, K = q.shape
