@@ -2154,10 +2154,16 @@ template __global__ void attn_fused_v7<6>(const unsigned short*, const int*, con
 //          every warp-wide load is one key's 512 contiguous bytes. The same bytes per lane and stage as PAT 0.
 //   PAT 2: the fused kernels' ring (AtRing: AT_S stages of 32 KB, thread 0 issuing bulk copies, a block barrier before a
 //          slot is refilled); every thread reads its 128 bytes of a stage from shared memory. S unused.
-template <int PAT, int S, bool BOTH>
+// BAR (PAT 2 only) adds the two-pass structure without its arithmetic: 1 the KV group's barrier between the keys and the
+// values (v18's at_count_barrier on sync[16 g]), the values' first AT_S copies issued before it, as v18 issues them;
+// 2 also each block's partial (G x D floats of its fold) written to part, a second group barrier (sync[128 + 16 g]) and
+// the block's share of its group's merge read back (v18's split of the G x D outputs over the P blocks, P partials each).
+// sync: zeros once; its counts only grow (each barrier waits for the next multiple of P).
+template <int PAT, int S, bool BOTH, int BAR = 0>
 __global__ void __launch_bounds__(256, 2) kv_stream_probe(const unsigned short* kc, const unsigned short* vc,
                                                           const int* __restrict__ table, int ntab, int n, int P,
-                                                          unsigned* __restrict__ sink) {
+                                                          unsigned* __restrict__ sink, unsigned long long* sync = nullptr,
+                                                          float* part = nullptr) {
   extern __shared__ __align__(128) unsigned char kvs_ring[];
   __shared__ __align__(8) unsigned long long bars[AT_S];
   const int p = blockIdx.x, g = blockIdx.y, Hkv = gridDim.y, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -2172,6 +2178,7 @@ __global__ void __launch_bounds__(256, 2) kv_stream_probe(const unsigned short* 
     const unsigned short* cache = pass ? vc : kc;
     if (PAT == 2) {
       R.start(cache, table, ntab, Hkv, g, a, b, nst, gbase, false);
+      if (BAR >= 1 && pass == 1) at_count_barrier(sync + 16 * g, sync + 255, P);
       for (int j = 0; j < nst; ++j) {
         const unsigned slot = R.wait(gbase + j);
 #pragma unroll
@@ -2198,6 +2205,19 @@ __global__ void __launch_bounds__(256, 2) kv_stream_probe(const unsigned short* 
           load(kb[s], i + s + S);
         }
       }
+    }
+  }
+  if (BAR >= 2) {                                            // a merge's traffic: write a partial, wait for the group, read P of them
+    constexpr int G = 6;
+    float* mine = part + ((size_t)g * G * P + p) * AT_D;     // [g][h][p][d], as opart
+    for (int h = 0; h < G; ++h) mine[(size_t)h * P * AT_D + threadIdx.x] = __uint_as_float(acc + h);
+    at_count_barrier(sync + 128 + 16 * g, sync + 255, P);
+    const int per = (G * AT_D + P - 1) / P, o = p * per + threadIdx.x;
+    if (threadIdx.x < per && o < G * AT_D) {
+      const int h = o / AT_D, d = o % AT_D;
+      float s = 0.f;
+      for (int i = 0; i < P; ++i) s += __ldcg(part + (((size_t)g * G + h) * P + i) * AT_D + d);
+      acc ^= __float_as_uint(s);
     }
   }
   if (acc == 0x9E3779B9u) sink[p] = acc;                    // practically never true; keeps every load
