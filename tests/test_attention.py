@@ -580,3 +580,30 @@ def test_v25_one_global_proxy_fence_fewer():
     assert count(v25, "FENCE.VIEW.ASYNC.G") == count(v18, "FENCE.VIEW.ASYNC.G") - 1 >= 1
     assert count(v25, "FENCE.VIEW.ASYNC.S") == count(v18, "FENCE.VIEW.ASYNC.S")
     assert count(v25, "UBLKCP.S.G") == count(v18, "UBLKCP.S.G") > 0
+
+# ---- kv_stream_probe: the cache's bytes at this grid without arithmetic (chapter 07's probe section) -----------------
+KVS = ROOT / "results" / "kv_stream_h200.json"
+
+@pytest.mark.skipif(not KVS.exists(), reason="not yet measured on the H200")
+def test_kv_stream_record_bounds_the_goal():
+    "The chapter's claims, from the record: the ring is the fast way in, and the two-pass skeleton alone misses 85 % at 32K."
+    from qwen_engine.runtime import read_record
+    d = read_record("kv_stream_h200")["data"]
+    assert not d["errors"] and d["barrier_giveups"] == 0
+    f = lambda n, plan: [r["frac"] for r in d["rows"] if r["n"] == n and r["plan"] == plan]
+    mean = lambda xs: sum(xs) / len(xs)
+    for n in (4096, 32768, 131072):
+        ring, bar, skel = (f(n, p) for p in ("bulk ring (AtRing)", "bulk ring + group barrier K|V", "bulk ring + both barriers + merge reads"))
+        regs = [r["frac"] for r in d["rows"] if r["n"] == n and r["plan"].startswith("registers")]
+        eng = f(n, f"attention v{VARIANT}")
+        assert len(ring) == len(bar) == len(skel) == len(eng) == 2 and len(regs) == 8
+        assert min(ring) > max(regs)                        # every round: the ring streams faster than any register order
+        assert min(ring) > max(bar) and min(bar) > max(skel) and min(skel) > max(eng)   # each layer of structure costs
+    assert mean(f(32768, "bulk ring + both barriers + merge reads")) < 0.85 < mean(f(32768, "bulk ring (AtRing)"))
+
+def test_kv_stream_probe_names_its_builds():
+    "The script's kernel names exist as a template in attention.cu with the parameters it passes (PAT, S, BOTH, BAR)."
+    src = (ROOT / "kernels" / "attention.cu").read_text()
+    assert "template <int PAT, int S, bool BOTH, int BAR = 0>" in src and "kv_stream_probe(" in src
+    script = (ROOT / "results" / "explore_kv_stream.py").read_text()
+    assert 'f"kv_stream_probe<{pat}, {s}, true, {bar}>"' in script
