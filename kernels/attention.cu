@@ -2158,16 +2158,22 @@ template __global__ void attn_fused_v7<6>(const unsigned short*, const int*, con
 // values (v18's at_count_barrier on sync[16 g]), the values' first AT_S copies issued before it, as v18 issues them;
 // 2 also each block's partial (G x D floats of its fold) written to part, a second group barrier (sync[128 + 16 g]) and
 // the block's share of its group's merge read back (v18's split of the G x D outputs over the P blocks, P partials each).
-// sync: zeros once; its counts only grow (each barrier waits for the next multiple of P).
+// sync: zeros once; its counts only grow (each barrier waits for the next multiple of P). probe (nullable): thread 0 of each
+// block writes the global timer at v18's probe points (at_fused_body's PROBE: [block g P + p][AT_NPROBE]): 0 and 1 at
+// its start (no grid wait here), 2 after the keys, 3 after the values' first copies, 4 after the first barrier, 5 after
+// the values, 6 after the second barrier, 7 at the end.
 template <int PAT, int S, bool BOTH, int BAR = 0>
 __global__ void __launch_bounds__(256, 2) kv_stream_probe(const unsigned short* kc, const unsigned short* vc,
                                                           const int* __restrict__ table, int ntab, int n, int P,
                                                           unsigned* __restrict__ sink, unsigned long long* sync = nullptr,
-                                                          float* part = nullptr) {
+                                                          float* part = nullptr, unsigned long long* probe = nullptr) {
   extern __shared__ __align__(128) unsigned char kvs_ring[];
   __shared__ __align__(8) unsigned long long bars[AT_S];
   const int p = blockIdx.x, g = blockIdx.y, Hkv = gridDim.y, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int gr = lane >> 2, t = lane & 3;
+  unsigned long long* const mark = probe ? probe + (size_t)(g * P + p) * AT_NPROBE : nullptr;
+  auto at_mark = [&](int i) { if (mark && threadIdx.x == 0) mark[i] = at_ns(); };
+  at_mark(0); at_mark(1);
   int a, b; at_range(n, P, p, a, b);
   const int nst = (b - a + AT_STAGE - 1) / AT_STAGE;
   unsigned acc = 0;
@@ -2177,8 +2183,11 @@ __global__ void __launch_bounds__(256, 2) kv_stream_probe(const unsigned short* 
   for (int pass = 0; pass < (BOTH ? 2 : 1); ++pass) {
     const unsigned short* cache = pass ? vc : kc;
     if (PAT == 2) {
+      if (pass == 1) at_mark(2);
       R.start(cache, table, ntab, Hkv, g, a, b, nst, gbase, false);
+      if (pass == 1) at_mark(3);
       if (BAR >= 1 && pass == 1) at_count_barrier(sync + 16 * g, sync + 255, P);
+      if (pass == 1) at_mark(4);
       for (int j = 0; j < nst; ++j) {
         const unsigned slot = R.wait(gbase + j);
 #pragma unroll
@@ -2207,11 +2216,13 @@ __global__ void __launch_bounds__(256, 2) kv_stream_probe(const unsigned short* 
       }
     }
   }
+  at_mark(5);
   if (BAR >= 2) {                                            // a merge's traffic: write a partial, wait for the group, read P of them
     constexpr int G = 6;
     float* mine = part + ((size_t)g * G * P + p) * AT_D;     // [g][h][p][d], as opart
     for (int h = 0; h < G; ++h) mine[(size_t)h * P * AT_D + threadIdx.x] = __uint_as_float(acc + h);
     at_count_barrier(sync + 128 + 16 * g, sync + 255, P);
+    at_mark(6);
     const int per = (G * AT_D + P - 1) / P, o = p * per + threadIdx.x;
     if (threadIdx.x < per && o < G * AT_D) {
       const int h = o / AT_D, d = o % AT_D;
@@ -2220,5 +2231,6 @@ __global__ void __launch_bounds__(256, 2) kv_stream_probe(const unsigned short* 
       acc ^= __float_as_uint(s);
     }
   }
+  at_mark(7);
   if (acc == 0x9E3779B9u) sink[p] = acc;                    // practically never true; keeps every load
 }

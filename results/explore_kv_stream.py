@@ -44,7 +44,7 @@ for n in (4096, 32768, 131072):
                 try:
                     k = get_kernel("attention", kname(pat, s, bar), together=names)
                     if k.max_dynamic_shared_size_bytes < A.RING_BYTES: k.max_dynamic_shared_size_bytes = A.RING_BYTES
-                    f = lambda i: launch(k, (P, Hkv), (256,), (kc, vc, tabs[i].table, np.int32(tabs[i].table.numel()), np.int32(n), np.int32(P), sink, sync, part), smem=A.RING_BYTES)
+                    f = lambda i: launch(k, (P, Hkv), (256,), (kc, vc, tabs[i].table, np.int32(tabs[i].table.numel()), np.int32(n), np.int32(P), sink, sync, part, np.uint64(0)), smem=A.RING_BYTES)
                     us = 1e3 * median(time_graph(f, calls=R_, reps=10))
                     rec["rows"].append(dict(n=n, round=rnd, plan=label, PAT=pat, S=s, BAR=bar, us=us, tbps=kv_bytes / us / 1e6, frac=kv_bytes / us / 1e6 / bw, rotation=R_))
                     print(f"  {n:6d} r{rnd} {label:34s} {us:7.2f} us  {kv_bytes / us / 1e6 / bw:.3f}", flush=True)
