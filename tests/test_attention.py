@@ -607,3 +607,18 @@ def test_kv_stream_probe_names_its_builds():
     assert "template <int PAT, int S, bool BOTH, int BAR = 0>" in src and "kv_stream_probe(" in src
     script = (ROOT / "results" / "explore_kv_stream.py").read_text()
     assert 'f"kv_stream_probe<{pat}, {s}, true, {bar}>"' in script
+
+KVM = ROOT / "results" / "kv_stream_marks_h200.json"
+
+@pytest.mark.skipif(not KVM.exists(), reason="not yet measured on the H200")
+def test_kv_stream_marks_put_v18s_loss_in_pass2():
+    "The chapter's reading of the phase marks: v18's values phase is the largest excess over its skeleton at 4K..128K."
+    from qwen_engine.runtime import read_record
+    d = read_record("kv_stream_marks_h200")["data"]
+    assert not d["errors"] and d["barrier_giveups"] == 0
+    C = {(c["n"], c["build"]): c["median"] for c in d["contexts"]}
+    ph = lambda m, i, j: m[j] - m[i]
+    for n in (4096, 32768, 131072):
+        s, v = C[(n, "skeleton")], C[(n, "v18")]
+        excess = {name: ph(v, i, j) - ph(s, i, j) for name, i, j in (("keys", 0, 2), ("barrier 1", 2, 4), ("values", 4, 5), ("merge", 5, 7))}
+        assert max(excess, key=excess.get) == "values" and excess["values"] > 2.0, (n, excess)
