@@ -2157,7 +2157,9 @@ template __global__ void attn_fused_v7<6>(const unsigned short*, const int*, con
 //          every warp-wide load is one key's 512 contiguous bytes. The same bytes per lane and stage as PAT 0.
 //   PAT 2: the fused kernels' ring (AtRing: AT_S stages of 32 KB, thread 0 issuing bulk copies, a block barrier before a
 //          slot is refilled); every thread reads its 128 bytes of a stage from shared memory. S unused.
-// BAR (PAT 2 only) adds the two-pass structure without its arithmetic: 1 the KV group's barrier between the keys and the
+//   PAT 3: PAT 2 on KvsRing<S>, AtRing with S stages (S x 32 KB of shared memory: up to 6 at one block an SM), for grids of
+//          fewer blocks (P = 16 or 32) with more bytes in flight each.
+// BAR (PAT 2 and 3) adds the two-pass structure without its arithmetic: 1 the KV group's barrier between the keys and the
 // values (v18's at_count_barrier on sync[16 g]), the values' first AT_S copies issued before it, as v18 issues them;
 // 2 also each block's partial (G x D floats of its fold) written to part, a second group barrier (sync[128 + 16 g]) and
 // the block's share of its group's merge read back (v18's split of the G x D outputs over the P blocks, P partials each).
@@ -2165,13 +2167,45 @@ template __global__ void attn_fused_v7<6>(const unsigned short*, const int*, con
 // block writes the global timer at v18's probe points (at_fused_body's PROBE: [block g P + p][AT_NPROBE]): 0 and 1 at
 // its start (no grid wait here), 2 after the keys, 3 after the values' first copies, 4 after the first barrier, 5 after
 // the values, 6 after the second barrier, 7 at the end.
+template <int S> struct KvsRing {                          // AtRing's copies, barriers and slots with S stages
+  unsigned ring, bars;
+  __device__ __forceinline__ void issue(const unsigned short* cache, const int* table, int ntab, int Hkv, int g, int k0, int b, unsigned gj) const {
+    const unsigned slot = gj % S, bar = bars + 8 * slot;
+    const int n1 = min(32, b - k0), n2 = min(32, b - k0 - 32);
+    qe_mbar_expect_tx(bar, (unsigned)(n1 + max(n2, 0)) * (AT_D * 2));
+    qe_bulk_g2s(ring + slot * AT_SLOT, at_row(cache, table, ntab, Hkv, g, k0), n1 * AT_D * 2, bar);
+    if (n2 > 0) qe_bulk_g2s(ring + slot * AT_SLOT + 32 * AT_D * 2, at_row(cache, table, ntab, Hkv, g, k0 + 32), n2 * AT_D * 2, bar);
+  }
+  __device__ __forceinline__ void start(const unsigned short* cache, const int* table, int ntab, int Hkv, int g, int a, int b,
+                                        int nst, unsigned gbase, bool) const {
+    if (threadIdx.x == 0) {
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      for (int j = 0; j < S && j < nst; ++j) issue(cache, table, ntab, Hkv, g, a + AT_STAGE * j, b, gbase + j);
+    }
+  }
+  __device__ __forceinline__ void release(const unsigned short* cache, const int* table, int ntab, int Hkv, int g, int a, int b,
+                                          int j, int nst, unsigned gbase) const {
+    __syncthreads();
+    if (threadIdx.x == 0 && j + S < nst) {
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      issue(cache, table, ntab, Hkv, g, a + AT_STAGE * (j + S), b, gbase + j + S);
+    }
+  }
+  __device__ __forceinline__ unsigned wait(unsigned gj) const {
+    const unsigned slot = gj % S;
+    while (!qe_mbar_try_wait(bars + 8 * slot, (gj / S) & 1)) {}
+    return ring + slot * AT_SLOT;
+  }
+};
+
 template <int PAT, int S, bool BOTH, int BAR = 0>
 __global__ void __launch_bounds__(256, 2) kv_stream_probe(const unsigned short* kc, const unsigned short* vc,
                                                           const int* __restrict__ table, int ntab, int n, int P,
                                                           unsigned* __restrict__ sink, unsigned long long* sync = nullptr,
                                                           float* part = nullptr, unsigned long long* probe = nullptr) {
   extern __shared__ __align__(128) unsigned char kvs_ring[];
-  __shared__ __align__(8) unsigned long long bars[AT_S];
+  __shared__ __align__(8) unsigned long long bars[8];
+  static_assert(PAT != 3 || (S >= 1 && S <= 8), "KvsRing: 1 to 8 stages");
   const int p = blockIdx.x, g = blockIdx.y, Hkv = gridDim.y, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int gr = lane >> 2, t = lane & 3;
   unsigned long long* const mark = probe ? probe + (size_t)(g * P + p) * AT_NPROBE : nullptr;
@@ -2181,24 +2215,36 @@ __global__ void __launch_bounds__(256, 2) kv_stream_probe(const unsigned short* 
   const int nst = (b - a + AT_STAGE - 1) / AT_STAGE;
   unsigned acc = 0;
   AtRing R{0u, 0u};
+  KvsRing<S> R3{0u, 0u};
   if (PAT == 2) R = at_ring_init(kvs_ring, bars);
+  if (PAT == 3) {
+    if (threadIdx.x == 0) {
+      for (int s = 0; s < S; ++s) qe_mbar_init(qe_smem_u32(bars + s), 1);
+      asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    __syncthreads();
+    R3 = KvsRing<S>{qe_smem_u32(kvs_ring), qe_smem_u32(bars)};
+  }
   unsigned gbase = 0;
   for (int pass = 0; pass < (BOTH ? 2 : 1); ++pass) {
     const unsigned short* cache = pass ? vc : kc;
-    if (PAT == 2) {
+    auto ring_pass = [&](const auto& RR) {                   // PAT 2 and 3: the same loop on either ring
       if (pass == 1) at_mark(2);
-      R.start(cache, table, ntab, Hkv, g, a, b, nst, gbase, false);
+      RR.start(cache, table, ntab, Hkv, g, a, b, nst, gbase, false);
       if (pass == 1) at_mark(3);
       if (BAR >= 1 && pass == 1) at_count_barrier(sync + 16 * g, sync + 255, P);
       if (pass == 1) at_mark(4);
       for (int j = 0; j < nst; ++j) {
-        const unsigned slot = R.wait(gbase + j);
+        const unsigned slot = RR.wait(gbase + j);
 #pragma unroll
         for (int c = 0; c < 8; ++c) { const uint4 v = qe_lds128(slot + (threadIdx.x + 256 * c) * 16); acc ^= v.x ^ v.y ^ v.z ^ v.w; }
-        R.release(cache, table, ntab, Hkv, g, a, b, j, nst, gbase);
+        RR.release(cache, table, ntab, Hkv, g, a, b, j, nst, gbase);
       }
       gbase += nst;
-    } else {
+    };
+    if constexpr (PAT == 2) ring_pass(R);
+    else if constexpr (PAT == 3) ring_pass(R3);
+    else {
       uint4 kb[S][8];
       auto load = [&](uint4 (&d)[8], int i) {                // stage i's 128 bytes of this lane (zeros past the partition)
 #pragma unroll
