@@ -2198,6 +2198,27 @@ template <int S> struct KvsRing {                          // AtRing's copies, b
   }
 };
 
+// PAT 2 and 3: one pass (keys, or values after the first barrier) through either ring, folding into acc (a template, not a
+// generic lambda: NVRTC compiles an unannotated generic lambda as host code).
+template <int BAR, class Ring>
+__device__ __forceinline__ void kvs_ring_pass(const Ring& R, const unsigned short* cache, const int* __restrict__ table, int ntab,
+                                              int Hkv, int g, int a, int b, int nst, int pass, int P, unsigned& gbase,
+                                              unsigned& acc, unsigned long long* sync, unsigned long long* mark) {
+  auto at_mark = [&](int i) { if (mark && threadIdx.x == 0) mark[i] = at_ns(); };
+  if (pass == 1) at_mark(2);
+  R.start(cache, table, ntab, Hkv, g, a, b, nst, gbase, false);
+  if (pass == 1) at_mark(3);
+  if (BAR >= 1 && pass == 1) at_count_barrier(sync + 16 * g, sync + 255, P);
+  if (pass == 1) at_mark(4);
+  for (int j = 0; j < nst; ++j) {
+    const unsigned slot = R.wait(gbase + j);
+#pragma unroll
+    for (int c = 0; c < 8; ++c) { const uint4 v = qe_lds128(slot + (threadIdx.x + 256 * c) * 16); acc ^= v.x ^ v.y ^ v.z ^ v.w; }
+    R.release(cache, table, ntab, Hkv, g, a, b, j, nst, gbase);
+  }
+  gbase += nst;
+}
+
 template <int PAT, int S, bool BOTH, int BAR = 0>
 __global__ void __launch_bounds__(256, 2) kv_stream_probe(const unsigned short* kc, const unsigned short* vc,
                                                           const int* __restrict__ table, int ntab, int n, int P,
@@ -2228,22 +2249,8 @@ __global__ void __launch_bounds__(256, 2) kv_stream_probe(const unsigned short* 
   unsigned gbase = 0;
   for (int pass = 0; pass < (BOTH ? 2 : 1); ++pass) {
     const unsigned short* cache = pass ? vc : kc;
-    auto ring_pass = [&](const auto& RR) {                   // PAT 2 and 3: the same loop on either ring
-      if (pass == 1) at_mark(2);
-      RR.start(cache, table, ntab, Hkv, g, a, b, nst, gbase, false);
-      if (pass == 1) at_mark(3);
-      if (BAR >= 1 && pass == 1) at_count_barrier(sync + 16 * g, sync + 255, P);
-      if (pass == 1) at_mark(4);
-      for (int j = 0; j < nst; ++j) {
-        const unsigned slot = RR.wait(gbase + j);
-#pragma unroll
-        for (int c = 0; c < 8; ++c) { const uint4 v = qe_lds128(slot + (threadIdx.x + 256 * c) * 16); acc ^= v.x ^ v.y ^ v.z ^ v.w; }
-        RR.release(cache, table, ntab, Hkv, g, a, b, j, nst, gbase);
-      }
-      gbase += nst;
-    };
-    if constexpr (PAT == 2) ring_pass(R);
-    else if constexpr (PAT == 3) ring_pass(R3);
+    if constexpr (PAT == 2) kvs_ring_pass<BAR>(R, cache, table, ntab, Hkv, g, a, b, nst, pass, P, gbase, acc, sync, mark);
+    else if constexpr (PAT == 3) kvs_ring_pass<BAR>(R3, cache, table, ntab, Hkv, g, a, b, nst, pass, P, gbase, acc, sync, mark);
     else {
       uint4 kb[S][8];
       auto load = [&](uint4 (&d)[8], int i) {                // stage i's 128 bytes of this lane (zeros past the partition)
