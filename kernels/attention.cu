@@ -103,8 +103,9 @@
 //      64-67 us against v13's 69-70. They have their own pass-2 instantiation (TAG), so v13's and v18's code is as measured.
 //      v19 no faster than v18. THE ENGINE'S VARIANT (VARIANT = 18).
 //   kv_stream_probe<PAT, S, BOTH, BAR>: not attention: the cache's bytes at this grid with no arithmetic
-//      (results/explore_kv_stream.py -> kv_stream_h200.json, 32K): registers 37-46 %, the ring 87.0 %, the ring with
-//      v18's two group barriers and a merge's traffic 71.5 % (v18 58.4 %): the goal, 85 %, is above this design's skeleton.
+//      (results/explore_kv_stream.py -> kv_stream_h200.json, 32K): registers 37-48 %, the ring 86.1 %, the ring with
+//      v18's two group barriers and a merge's traffic 72.2 % (v18 59.6 %): the goal, 85 %, is above this design's skeleton;
+//      on 16 blocks a KV group (a cluster's most) the ring alone reads 83.0 % (explore_kv_stream_grid.py).
 // Layouts (D = 256, PAGE = 256 tokens):
 //   qkv   [M, stride] bf16: per query head h, q at h*2D, gate at h*2D + D; then k (Hkv*D), then v (Hkv*D)
 //   cache [n_pages, Hkv, PAGE, D] bf16 for K and for V of one layer; token t lives in page table[t / PAGE], row t % PAGE
