@@ -1430,6 +1430,9 @@ __device__ __forceinline__ void at_v_prefetch(const unsigned short* vc, const in
 // valid fp32 order than v6's fp32 FMA chains, so v13 is checked against the reference's criterion, not bit for bit.
 // Keys past the partition (a last, partial stage) have p = 0 and their value rows zeroed in registers (a slot's stale
 // bytes could hold an Inf or NaN bit pattern, and 0 x NaN is NaN).
+// v26 (AtRingGL, below): a ring whose stages are released without a block barrier; pass 2 then guards with barriers of its
+// own the two shared arrays that the per-stage barrier used to protect (the tile's probabilities; the slab after the loop).
+template <class Ring> struct at_last_warp_release { static constexpr bool value = false; };
 template <int G, bool MERGE, class Ring, int TAG>   // TAG: one instantiation (and one shared array) per kernel that uses it
 __device__ __forceinline__ void at_pass2_tc(const Ring& R, unsigned gbase, bool started0, unsigned char* ring,
                                             unsigned short (&prb)[256][8], float (&gm)[G], float (&gl)[G], int& last,
@@ -1464,6 +1467,7 @@ __device__ __forceinline__ void at_pass2_tc(const Ring& R, unsigned gbase, bool 
 #pragma unroll
           for (int h = 0; h < G; ++h) pk[h] = qe_f32_to_bf16(expf(qe_bf16_to_f32(sn[h]) - gm[h]) / gl[h]);
         at_load_scores<G>(srow, max_ctx, key + 256, b, sn);
+        if constexpr (at_last_warp_release<Ring>::value) { if (j > 0) __syncthreads(); }   // v26: every warp past the last tile
 #pragma unroll
         for (int h = 0; h < 8; ++h) pt[h][tid] = pk[h];
         __syncthreads();
@@ -1492,6 +1496,7 @@ __device__ __forceinline__ void at_pass2_tc(const Ring& R, unsigned gbase, bool 
     }
     gbase += nst;
     // the key halves: warps 4..7 park their sums in the (idle) ring, warps 0..3 add them and store the partials
+    if constexpr (at_last_warp_release<Ring>::value) __syncthreads();   // v26: every warp done reading the ring's last stages
     float* slab = (float*)ring;                                          // [4 dim quarters][8 heads][64 dims]
     float* mine = slab + (dq * 8 + gr) * 64 + 16 * t;
     if (kh == 1)
@@ -1639,6 +1644,32 @@ struct AtRingGF : AtRing {};
 template <> struct at_group_barriers<AtRingGF> { static constexpr int value = 1; };
 template <class Ring> struct at_unfenced_values { static constexpr bool value = false; };
 template <> struct at_unfenced_values<AtRingGF> { static constexpr bool value = true; };
+// v26's ring (attn_fused_v20): v18's, with each stage released without a block barrier. AtRing::release makes all eight
+// warps meet after every stage and only then lets thread 0 refill the slot: each stage costs its slowest warp and a
+// barrier, and the refill waits for both. Here each warp, done with a stage, counts itself in on the slot's counter (lane
+// 0, acquire-release at CTA scope, after __syncwarp orders the warp's reads of the slot before it), and the warp that counts
+// in last refills the slot (the proxy fence, then the copies); no warp waits. Use u of a slot ends when its counter
+// passes 8 (u + 1) (256 threads: eight warps); the counters only grow. Pass 2 guards its probabilities and its slab with
+// barriers of its own (at_last_warp_release). The same copies into the same slots and the same arithmetic in the same
+// order: bit-identical to v18.
+struct AtRingGL : AtRing {
+  unsigned cnt;                                                          // AT_S counters in shared memory
+  __device__ __forceinline__ void release(const unsigned short* cache, const int* table, int ntab, int Hkv, int g, int a, int b,
+                                          int j, int nst, unsigned gbase) const {
+    __syncwarp();
+    if ((threadIdx.x & 31) == 0) {
+      const unsigned gj = gbase + j, slot = gj % AT_S, u = gj / AT_S;
+      unsigned prev;
+      asm volatile("atom.acq_rel.cta.shared::cta.add.u32 %0, [%1], 1;" : "=r"(prev) : "r"(cnt + 4 * slot) : "memory");
+      if (prev == 8 * u + 7 && j + AT_S < nst) {                         // the last of the eight warps: refill the slot
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        issue(cache, table, ntab, Hkv, g, a + AT_STAGE * (j + AT_S), b, gj + AT_S);
+      }
+    }
+  }
+};
+template <> struct at_group_barriers<AtRingGL> { static constexpr int value = 1; };
+template <> struct at_last_warp_release<AtRingGL> { static constexpr bool value = true; };
 __device__ __forceinline__ void at_discard_line(const void* p) { asm volatile("discard.global.L2 [%0], 128;" :: "l"(p) : "memory"); }
 // v23's gate: at_group_gate's for the outputs at_merge_group_lines gives this thread in its first batch.
 template <int G>
@@ -1772,6 +1803,11 @@ __device__ __forceinline__ AtRingGP at_ring_make(const AtRingGP*, unsigned char*
 __device__ __forceinline__ AtRingGD at_ring_make(const AtRingGD*, unsigned char* ring, unsigned long long* bars) { AtRingGD r; static_cast<AtRing&>(r) = at_ring_init(ring, bars); return r; }
 __device__ __forceinline__ AtRingGE at_ring_make(const AtRingGE*, unsigned char* ring, unsigned long long* bars) { AtRingGE r; static_cast<AtRing&>(r) = at_ring_init(ring, bars); return r; }
 __device__ __forceinline__ AtRingGF at_ring_make(const AtRingGF*, unsigned char* ring, unsigned long long* bars) { AtRingGF r; static_cast<AtRing&>(r) = at_ring_init(ring, bars); return r; }
+__device__ __forceinline__ AtRingGL at_ring_make(const AtRingGL*, unsigned char* ring, unsigned long long* bars) {
+  __shared__ unsigned at_gl_cnt[AT_S];
+  if (threadIdx.x < AT_S) at_gl_cnt[threadIdx.x] = 0u;                  // zeroed before at_ring_init's block barrier
+  AtRingGL r; static_cast<AtRing&>(r) = at_ring_init(ring, bars); r.cnt = qe_smem_u32(at_gl_cnt); return r;
+}
 struct AtRingL;                                                          // v9's ring (below)
 __device__ __forceinline__ AtRingL at_ring_make(const AtRingL*, unsigned char* ring, unsigned long long* bars);
 // The fused kernels' parameters and arguments (v6 and every variant of it take the same; its probe build adds a buffer).
@@ -2118,6 +2154,11 @@ template <int G>
 __global__ void __launch_bounds__(256, 2) attn_fused_v19(AT_FUSED_PARAMS) {
   at_fused_kernel<G, AtRingGF, false, 0, 0, true>(AT_FUSED_ARGS, nullptr);
 }
+// v26 (attn_fused_v20): v18 whose ring stages are released by the last warp done with them, with no block barrier (AtRingGL).
+template <int G>
+__global__ void __launch_bounds__(256, 2) attn_fused_v20(AT_FUSED_PARAMS) {
+  at_fused_kernel<G, AtRingGL, false, 0, 0, true>(AT_FUSED_ARGS, nullptr);
+}
 // The probe builds of v13 and v18 (at_fused_body's PROBE marks, as attn_fused_v1p for v6): when each block passes each phase
 // (results/explore_attention_probe18.py). Their outputs are their kernels' bit for bit.
 template <int G>
@@ -2135,6 +2176,7 @@ template __global__ void attn_fused_v16<6>(const unsigned short*, const int*, co
 template __global__ void attn_fused_v17<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
 template __global__ void attn_fused_v18<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
 template __global__ void attn_fused_v19<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
+template __global__ void attn_fused_v20<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);
 template __global__ void attn_fused_v7p<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float, unsigned long long*);
 template __global__ void attn_fused_v12p<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float, unsigned long long*);
 template __global__ void attn_fused_v14<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float);

@@ -278,7 +278,8 @@ VARIANTS = {1: ("attn_prologue", "attn_scores_v1", "attn_pv_v1", "attn_merge", F
             22: (None, "attn_fused_v16", None, None, True),                             # v18, pass 1's stages in a rotated order
             23: (None, "attn_fused_v17", None, None, True),                             # v18, its dead scratch dropped from L2 (no write-back)
             24: (None, "attn_fused_v18", None, None, True),                             # v18, row 0's first key copies before the grid wait
-            25: (None, "attn_fused_v19", None, None, True)}                             # v18, the first value copies without thread 0's proxy fence
+            25: (None, "attn_fused_v19", None, None, True),                             # v18, the first value copies without thread 0's proxy fence
+            26: (None, "attn_fused_v20", None, None, True)}                             # v18, ring stages released by the last warp (no block barrier)
 VARIANT = 18        # the engine's variant: v13 with each KV group's own barriers and merge; v13's outputs bit for bit (attention_v18_h200.json),
                     # faster alone at 1K..128K (128K 152.5 against 156.6 us), in the PDL step at 32K by 0.012 ms (23 rounds, 20 faster), a tie at
                     # 1K (attention_v18_step_h200.json, attention_v18_step8_h200.json, attention_v18_step12r_h200.json). Before it v13 (pass 2 on the tensor cores; within the
