@@ -102,6 +102,9 @@
 //      attention_probe18_h200.json): a group barrier passes 1.3-2.9 us after its last arrival; at 128K v18's pass 2 takes
 //      64-67 us against v13's 69-70. They have their own pass-2 instantiation (TAG), so v13's and v18's code is as measured.
 //      v19 no faster than v18. THE ENGINE'S VARIANT (VARIANT = 18).
+//   v26 (attn_fused_v20): v18 whose ring stages are released by the last warp done with them, with no block barrier
+//      (AtRingGL: a per-slot counter in shared memory). Bit-identical to v18; slower alone (128K 155.5 against 152.1 us
+//      with PDL) and no faster in the step (attention_v26_h200.json, attention_v26_step_h200.json). Not adopted.
 //   kv_stream_probe<PAT, S, BOTH, BAR>: not attention: the cache's bytes at this grid with no arithmetic
 //      (results/explore_kv_stream.py -> kv_stream_h200.json, 32K): registers 37-48 %, the ring 86.1 %, the ring with
 //      v18's two group barriers and a merge's traffic 72.2 % (v18 59.6 %): the goal, 85 %, is above this design's skeleton;

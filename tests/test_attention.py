@@ -635,3 +635,30 @@ def test_kv_stream_grid_record_bounds_a_cluster_design():
     assert len(fr(16, 2, 0)) == 2 and max(fr(16, 2, 0) + fr(16, 3, 0)) < 0.85
     assert max(r["frac"] for r in d["rows"] if r["n"] == 32768) < 0.88
     assert min(fr(32, 2, 2)) > max(fr(66, 2, 2))          # fewer blocks a group: a cheaper skeleton
+
+def test_v26_releases_stages_by_a_shared_counter_not_a_barrier():
+    """Chapter 07's v26 claim, by SASS (nvcc, sm_90a): attn_fused_v20 (v26) counts warps in on shared-memory atomics (v18 has
+    none) and issues the same bulk copies (the same copies into the same slots)."""
+    from qwen_engine.runtime import sass_bodies
+    b = sass_bodies('#define __CUDACC_RTC__ 1\n#include "attention.cu"\n'
+                    + "".join(f"template __global__ void {k}<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, "
+                              "const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, "
+                              "unsigned short*, unsigned long long*, int, int, int, int, int, int, float);\n" for k in ("attn_fused_v12", "attn_fused_v20")))
+    v18 = next(v for k, v in b.items() if k.startswith("_Z14attn_fused_v12"))
+    v26 = next(v for k, v in b.items() if k.startswith("_Z14attn_fused_v20"))
+    count = lambda body, op: sum(1 for x in body if x.split()[0].startswith(op))
+    assert count(v18, "ATOMS") == 0 and count(v26, "ATOMS") >= 2
+    assert count(v26, "UBLKCP.S.G") == count(v18, "UBLKCP.S.G") > 0
+
+A26 = ROOT / "results" / "attention_v26_h200.json"
+
+@pytest.mark.skipif(not A26.exists(), reason="not yet measured on the H200")
+def test_v26_record_bit_identical_and_not_faster():
+    "v26's record: bit-identical to v18 at every identity check, and slower alone at 128K with and without PDL (not adopted)."
+    from qwen_engine.runtime import read_record
+    d = read_record("attention_v26_h200")["data"]
+    assert not d["failed"] and d["new"] == [26] and d["current"] == 18
+    assert d["identity"] and all(c[k][f] for c in d["identity"] for k in ("plain", "pdl") for f in ("out", "scores", "stats", "opart"))
+    us = {(t["n"], t["variant"], t["pdl"]): t["us"] for t in d["timing"]}
+    assert all(us[(131072, 26, pdl)] > us[(131072, 18, pdl)] for pdl in (False, True))
+    assert VARIANT == 18
