@@ -539,16 +539,21 @@ def test_probe_builds_take_their_own_pass2_instantiation():
     assert "static_assert(!MERGE" in src and "int TAG>" in src                          # the template still keys its array on TAG
 
 
+def _fused_builds(*names) -> str:
+    "Source that instantiates the fused attention builds `names` at G = 6 (for nvcc's SASS of each, sm_90a)."
+    sig = ("const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, "
+           "unsigned short*, unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, "
+           "int, int, float")
+    return '#define __CUDACC_RTC__ 1\n#include "attention.cu"\n' + "".join(f"template __global__ void {k}<6>({sig});\n" for k in names)
+
+
 def test_v24_copies_before_the_wait_v18_none():
     """Chapter 07's v24 claim, by SASS (nvcc, sm_90a): attn_fused_v18 (v24) issues its first key copies (UBLKCP, three stages
     of two copies) above its grid wait (ACQBULK), and reads the page table there; attn_fused_v12 (v18, the engine's: the
     negative control) issues no copy before it, and its one load there is ctl[0] (ptxas hoists it: ENGINE_PREWAIT allows it)."""
     import re
     from qwen_engine.runtime import sass_of
-    sass = sass_of('#define __CUDACC_RTC__ 1\n#include "attention.cu"\n'
-                   + "".join(f"template __global__ void {k}<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, "
-                             "const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, "
-                             "unsigned short*, unsigned long long*, int, int, int, int, int, int, float);\n" for k in ("attn_fused_v12", "attn_fused_v18")))
+    sass = sass_of(_fused_builds("attn_fused_v12", "attn_fused_v18"))
     before = {}
     for block in sass.split("Function : ")[1:]:
         sym, ops = block.split()[0], []
@@ -570,10 +575,7 @@ def test_v25_one_global_proxy_fence_fewer():
     proxy fence before the first value copies: one FENCE.VIEW.ASYNC.G fewer than attn_fused_v12 (v18, the engine's), the
     same number of shared-memory proxy fences and of bulk copies (the same copies into the same slots)."""
     from qwen_engine.runtime import sass_bodies
-    b = sass_bodies('#define __CUDACC_RTC__ 1\n#include "attention.cu"\n'
-                    + "".join(f"template __global__ void {k}<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, "
-                              "const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, "
-                              "unsigned short*, unsigned long long*, int, int, int, int, int, int, float);\n" for k in ("attn_fused_v12", "attn_fused_v19")))
+    b = sass_bodies(_fused_builds("attn_fused_v12", "attn_fused_v19"))
     v18 = next(v for k, v in b.items() if k.startswith("_Z14attn_fused_v12"))
     v25 = next(v for k, v in b.items() if k.startswith("_Z14attn_fused_v19"))
     count = lambda body, op: sum(1 for x in body if x.split()[0] == op)
@@ -640,10 +642,7 @@ def test_v26_releases_stages_by_a_shared_counter_not_a_barrier():
     """Chapter 07's v26 claim, by SASS (nvcc, sm_90a): attn_fused_v20 (v26) counts warps in on shared-memory atomics (v18 has
     none) and issues the same bulk copies (the same copies into the same slots)."""
     from qwen_engine.runtime import sass_bodies
-    b = sass_bodies('#define __CUDACC_RTC__ 1\n#include "attention.cu"\n'
-                    + "".join(f"template __global__ void {k}<6>(const unsigned short*, const int*, const unsigned short*, const unsigned short*, "
-                              "const unsigned short*, const int*, int, unsigned short*, unsigned short*, unsigned short*, float*, float*, "
-                              "unsigned short*, unsigned long long*, int, int, int, int, int, int, float);\n" for k in ("attn_fused_v12", "attn_fused_v20")))
+    b = sass_bodies(_fused_builds("attn_fused_v12", "attn_fused_v20"))
     v18 = next(v for k, v in b.items() if k.startswith("_Z14attn_fused_v12"))
     v26 = next(v for k, v in b.items() if k.startswith("_Z14attn_fused_v20"))
     count = lambda body, op: sum(1 for x in body if x.split()[0].startswith(op))
