@@ -10,33 +10,15 @@ streams write nothing, so what follows them reads stale inputs). Plans, interlea
   streams only                and the residual norms too (omit_norms): one stream a projection, the head, the step's ends
   engine, no GDN/attention/norms   the engine's projections with the same three families left out
 Usage on the H200: PYTHONPATH=. python3 results/explore_step_skeleton.py OUT_DIR (step_skeleton_h200.json). About 90 s."""
-import sys, types
-import numpy as np
-import torch
+import sys
 import explore_util
-from qwen_engine.runtime import get_kernel, launch
 
 PLANS = {"engine": (False, (), False), "streams": (True, (), False), "streams, no GDN/attention": (True, ("gdn", "attention"), False),
          "streams only": (True, ("gdn", "attention"), True), "engine, no GDN/attention/norms": (False, ("gdn", "attention"), True)}
-_SINK = {}
-
-def _stream_gemv(self, wq, x, epi, out, res=None):
-    "A plain stream of the projection's weight bytes in the GEMV's place (timing only: writes nothing)."
-    k = get_kernel("gemv", "gemv_stream_probe_v2<8, true>", together=("gemv_stream_probe_v2<8, false>", "gemv_stream_probe_v2<8, true>"))
-    w = wq[0]
-    sink = _SINK.setdefault(w.device, torch.zeros(4, dtype=torch.int32, device=w.device))
-    launch(k, (2 * torch.cuda.get_device_properties(w.device).multi_processor_count,), (512,),
-           (w, np.int64(w.numel() * w.element_size() // 16), sink), pdl=self.pdl)
-
-def apply(step, plan):
-    streams, omit, no_norms = plan
-    if not hasattr(step, "_engine_gemv"): step._engine_gemv = step._gemv
-    step._gemv = types.MethodType(_stream_gemv, step) if streams else step._engine_gemv
-    step.omit, step.omit_norms = set(omit), no_norms
 
 explore_util.step_plans(sys.argv[1] if len(sys.argv) > 1 else None, "step_skeleton_h200",
                         "The decode step (27B shape, synthetic, PDL graph) with every fp8 projection replaced by a plain stream of its "
                         "weight bytes (its first loads before the grid wait), with and without the GDN, attention and norm launches, "
                         "beside the engine: ms per token and fraction of the floor at 1K and 32K, interleaved, five rounds (timing only).",
-                        "explore_step_skeleton.py", PLANS, apply, reps=5, tokens=False,
+                        "explore_step_skeleton.py", PLANS, explore_util.skeleton_apply, reps=5, tokens=False,
                         describe=lambda p: dict(streams=p[0], omit=list(p[1]), omit_norms=p[2]))

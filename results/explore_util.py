@@ -467,3 +467,26 @@ def gdn_step_graphs(variants) -> tuple:
         graphs[v] = step.graph
     gdn.VARIANT = 7
     return step, graphs
+
+
+_STREAM_SINK = {}
+
+def stream_gemv(self, wq, x, epi, out, res=None):
+    "A plain stream of the projection's weight bytes in the GEMV's place (timing only: writes nothing)."
+    import numpy as np, torch
+    from qwen_engine.runtime import get_kernel, launch
+    k = get_kernel("gemv", "gemv_stream_probe_v2<8, true>", together=("gemv_stream_probe_v2<8, false>", "gemv_stream_probe_v2<8, true>"))
+    w = wq[0]
+    sink = _STREAM_SINK.setdefault(w.device, torch.zeros(4, dtype=torch.int32, device=w.device))
+    launch(k, (2 * torch.cuda.get_device_properties(w.device).multi_processor_count,), (512,),
+           (w, np.int64(w.numel() * w.element_size() // 16), sink), pdl=self.pdl)
+
+
+def skeleton_apply(step, plan):
+    """Chapter 09a's skeleton plans: plan = (streams, omit, omit_norms): every projection a plain stream of its bytes (or the
+    engine's GEMV), the families in `omit` left out (DecodeStep.omit), and the residual norms too with omit_norms."""
+    import types
+    streams, omit, no_norms = plan
+    if not hasattr(step, "_engine_gemv"): step._engine_gemv = step._gemv
+    step._gemv = types.MethodType(stream_gemv, step) if streams else step._engine_gemv
+    step.omit, step.omit_norms = set(omit), no_norms
