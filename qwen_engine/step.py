@@ -150,7 +150,8 @@ class DecodeStep:
                                      # results/norm_early_h200.json); set() is the plain build of every norm before it (a measurement)
         self.handoff_trg = 0         # measurement (results/explore_handoff.py): > 0, down and out_proj count their warps' ends (GEMV v36)
         self.done = torch.zeros(1, dtype=torch.int64, device=dev)   # and every norm after one releases its dependents at that count (v1t)
-        self.spacers = {}            # measurement only (results/explore_spacer.py): {"mlp" | "gdn" | "attn": spacer kernel name}
+        self.spacers = {}            # measurement only (results/explore_spacer.py): {"mlp" | "gdn" | "attn" | "norm": spacer kernel name}
+                                     # ("norm": in each omitted norm's place, with omit_norms; results/explore_step_matrix.py)
         self.omit = set()            # measurement only (results/explore_omit.py): {"gdn", "attention"}: skip those kernels
         self.omit_norms = False      # measurement only (09d's price of the norms): the body then skips the residual norms
         self.zsplit = None           # measurement (results/explore_gdn_zsplit.py, chapter 08's z split): (GDN variant 99 | 100, trg0)
@@ -293,6 +294,7 @@ class DecodeStep:
             if i: self._l2_prefetch("inp", L["inp"], 0)
             if self.handoff_trg > 0 and i: rmsnorm_trigger(h[0], L["ln1"], eps, x, self.done, self.handoff_trg, pdl=pdl)
             elif not self.omit_norms: rmsnorm(h[0], L["ln1"], eps, x, pdl=pdl, rel="norm" in self.release, late=self._late("ln1"), early=self._early("ln1"))
+            else: self._spacer("norm")
             if L["kind"] == "linear_attention":
                 qkvz = self.proj[:, :L["inp"][0].shape[0]]
                 if self.zsplit:                            # the qkv rows alone, as the engine's qkv|z build streams them
@@ -313,6 +315,7 @@ class DecodeStep:
             self._l2_prefetch("mlp", L["gate_up"], 2)
             if self.handoff_trg > 0: rmsnorm_trigger(h[1], L["ln2"], eps, x, self.done, self.handoff_trg, pdl=pdl)
             elif not self.omit_norms: rmsnorm(h[1], L["ln2"], eps, x, pdl=pdl, rel="norm" in self.release, late=self._late("ln2"), early=self._early("ln2"))
+            else: self._spacer("norm")
             if self.mlpflow: self._mlp_flow(L, x, h)
             else:
                 self._gemv(L["gate_up"], x, 2, self.act)
@@ -321,6 +324,7 @@ class DecodeStep:
             if probe is not None: probe(i, h[0])
         if self.handoff_trg > 0: rmsnorm_trigger(h[0], E[PREFIX + "norm.weight"], eps, x, self.done, self.handoff_trg, pdl=pdl)
         elif not self.omit_norms: rmsnorm(h[0], E[PREFIX + "norm.weight"], eps, x, pdl=pdl, rel="norm" in self.release, late=self._late("final"), early=self._early("final"))
+        else: self._spacer("norm")
         cand = dict(topk=self.cand_k, topk_part=self.cand_part) if self.cand_k else {}
         head = lm_head(E["lm_head.weight"], x, rowset=self.rowset, S=ENGINE_CHOICE["lm_head"], logits=self.logits if self.logits is not None else False,
                        scratch=self.head_scratch, pdl=pdl, **cand)
