@@ -547,6 +547,14 @@ def _fused_builds(*names) -> str:
     return '#define __CUDACC_RTC__ 1\n#include "attention.cu"\n' + "".join(f"template __global__ void {k}<6>({sig});\n" for k in names)
 
 
+def _v18_and(name: str):
+    "The SASS bodies of attn_fused_v12 (v18, the engine's) and of the build `name`, compiled together (nvcc, sm_90a)."
+    from qwen_engine.runtime import sass_bodies
+    b = sass_bodies(_fused_builds("attn_fused_v12", name))
+    pick = lambda k: next(v for s, v in b.items() if s.startswith(f"_Z{len(k)}{k}"))
+    return pick("attn_fused_v12"), pick(name)
+
+
 def test_v24_copies_before_the_wait_v18_none():
     """Chapter 07's v24 claim, by SASS (nvcc, sm_90a): attn_fused_v18 (v24) issues its first key copies (UBLKCP, three stages
     of two copies) above its grid wait (ACQBULK), and reads the page table there; attn_fused_v12 (v18, the engine's: the
@@ -574,10 +582,7 @@ def test_v25_one_global_proxy_fence_fewer():
     """Chapter 07's v25 claim, by SASS (nvcc, sm_90a): attn_fused_v19 (v25) is v18's machine code less thread 0's global
     proxy fence before the first value copies: one FENCE.VIEW.ASYNC.G fewer than attn_fused_v12 (v18, the engine's), the
     same number of shared-memory proxy fences and of bulk copies (the same copies into the same slots)."""
-    from qwen_engine.runtime import sass_bodies
-    b = sass_bodies(_fused_builds("attn_fused_v12", "attn_fused_v19"))
-    v18 = next(v for k, v in b.items() if k.startswith("_Z14attn_fused_v12"))
-    v25 = next(v for k, v in b.items() if k.startswith("_Z14attn_fused_v19"))
+    v18, v25 = _v18_and("attn_fused_v19")
     count = lambda body, op: sum(1 for x in body if x.split()[0] == op)
     assert count(v25, "FENCE.VIEW.ASYNC.G") == count(v18, "FENCE.VIEW.ASYNC.G") - 1 >= 1
     assert count(v25, "FENCE.VIEW.ASYNC.S") == count(v18, "FENCE.VIEW.ASYNC.S")
@@ -641,10 +646,7 @@ def test_kv_stream_grid_record_bounds_a_cluster_design():
 def test_v26_releases_stages_by_a_shared_counter_not_a_barrier():
     """Chapter 07's v26 claim, by SASS (nvcc, sm_90a): attn_fused_v20 (v26) counts warps in on shared-memory atomics (v18 has
     none) and issues the same bulk copies (the same copies into the same slots)."""
-    from qwen_engine.runtime import sass_bodies
-    b = sass_bodies(_fused_builds("attn_fused_v12", "attn_fused_v20"))
-    v18 = next(v for k, v in b.items() if k.startswith("_Z14attn_fused_v12"))
-    v26 = next(v for k, v in b.items() if k.startswith("_Z14attn_fused_v20"))
+    v18, v26 = _v18_and("attn_fused_v20")
     count = lambda body, op: sum(1 for x in body if x.split()[0].startswith(op))
     assert count(v18, "ATOMS") == 0 and count(v26, "ATOMS") >= 2
     assert count(v26, "UBLKCP.S.G") == count(v18, "UBLKCP.S.G") > 0
