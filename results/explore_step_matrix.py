@@ -1,5 +1,5 @@
 """Chapter 09a: the step's skeleton and the light kernels' prices in one run, on one machine. step_skeleton_h200.json
-(the projections as plain streams, and the step with nothing but its projections) and omit_now_h200.json (the residual
+(the projections as plain streams, and the step with nothing but its projections) and omit_all_h200.json (the residual
 norms, GDN and attention kernels left out in all eight combinations) came from two different H200s, and the same plan
 (nothing but the projections) took 6.41 ms on one and 6.77 on the other. This run times all eleven plans interleaved on
 one machine, and three more that ask why the step without its norms is slower: an empty kernel in each omitted norm's
