@@ -88,6 +88,7 @@ constexpr int GDN_ROW = GDN_CONV + GDN_VD;                 // 16384: one qkvz ro
 constexpr int GDN_RING = 16;                               // conv ring slots (>= 3 + the largest M)
 constexpr int GDN_THREADS = 512;                           // 16 warps x 8 state columns = one head
 constexpr int GDN_CHUNKS = GDN_HIDDEN / 8;                 // 640 16-byte chunks of an x row
+constexpr int GDN_LOGW = 4 + 2 * GDN_D;                   // a log entry (LOGN builds): the decay, 3 unused, k[128], delta[128] (fp32)
 static_assert(GDN_RING >= 3 + 8, "the ring must hold the 3 inputs read and the M written without overlap");
 static_assert(GDN_THREADS / 32 * 8 == GDN_D, "16 warps of 8 columns cover one head");
 
@@ -1172,12 +1173,19 @@ __device__ __forceinline__ void gdn_state_store_el(const float (&s)[8][4], void*
   for (int c = 0; c < 8; ++c) gdn_state_store_col_el<ELF>(s[c], rec_state, base, l, c);
 }
 // NOLD, NOSTO (timing only, WRONG outputs): NOST's two halves, the state's loads (NOLD: the made-up state) or its stores.
+// LOGN (variants 26, 27, 28: LOGN = 4, 8, 16; M = 1, fp32 state, EARLY): the state is stored whole once every LOGN tokens, at
+// the token whose phase (position + layer) % LOGN is LOGN - 1; at every other token the kernel stores that token's update
+// instead, a log entry of 1 KiB a head: the decay, k and delta, the three values the update S = S * decay + k delta^T is
+// made of (`probe` read as float[layers][48][LOGN - 1][GDN_LOGW], slot = phase). Before its grid wait a block replays the
+// entries since the last whole state onto it, with the recurrence's own operations (__fmul_rn, __fadd_rn): the state it
+// then holds is v7's bit for bit, so the token's values are v7's. Entries of positions below 0 are skipped (a session
+// starts from the zero state, as rec is zeroed). ctl[0] is read before the wait: no kernel of the step writes it.
 // ZX (variants 99, 100: the z split, chapter 08): the gated norm's last step is left to the z GEMV (chapter 06's v33): no z
 // load, no SiLU(z); warp 0 writes the row's core values (bf16, as s_core holds them) into `out` and lane 0 its 1 / rms
 // (fp32) into `probe` read as float[48]; v33's epilogue then forms qe_gated_apply(core, 1 / rms, norm_w, z), v7's value.
 template <int M, bool BF16_STATE, bool EARLY, bool PROBE, bool REL = false, bool NOB2 = false, bool NOBA = false, bool NOST = false,
           bool CSST = false, bool CSLD = false, bool NOLD = false, bool NOSTO = false, bool WTST = false, bool ELST = false, bool ZX = false,
-          bool ELH = false, bool ELQ = false>
+          bool ELH = false, bool ELQ = false, int LOGN = 0>
 __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v7(
     const unsigned short* __restrict__ qkvz, const unsigned short* __restrict__ x,
     const unsigned short* __restrict__ w_b, const unsigned short* __restrict__ w_a,
@@ -1201,6 +1209,8 @@ __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v7(
   const size_t base = ((size_t)layer * GDN_HV + h) * (GDN_D * GDN_D) + (size_t)w * 1024;
   static_assert(!(CSST || CSLD || WTST || ELST) || !BF16_STATE, "the cache-hint builds are fp32-state builds");
   static_assert(!(ELH || ELQ) || (ELST && !(ELH && ELQ)), "ELH, ELQ: one fraction of ELST's policy");
+  static_assert(LOGN == 0 || (LOGN > 1 && M == 1 && !BF16_STATE && EARLY && !PROBE && !REL && !NOB2 && !NOBA && !NOST && !CSST && !CSLD
+                             && !NOLD && !NOSTO && !WTST && !ELST && !ZX), "LOGN: v7's one-token fp32 build, nothing else changed");
   if constexpr (CSLD) gdn_state_load_cs(s, rec_state, base, l);
   else if constexpr (!NOST && !NOLD) gdn_state_load<BF16_STATE>(s, rec_state, base, l);
   else {
@@ -1221,6 +1231,32 @@ __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v7(
   if (conv_t) gdn_ring_preload(cwv, rr, conv_w, ring, ch);
   const float negA = -expf(A_log[h]), dtb = dt_bias[h];
   const uint2 nw = *reinterpret_cast<const uint2*>(norm_w + 4 * l);
+  constexpr int LOGS = LOGN > 1 ? LOGN - 1 : 1;             // LOGN: the log's slots a head
+  int phase = 0;
+  float* lg = nullptr;
+  if constexpr (LOGN > 1) {                                // the entries since the last whole state, staged, then replayed onto it
+    __shared__ __align__(16) float s_log[LOGS][GDN_LOGW];
+    const int pe = ctl[0];
+    phase = (pe + layer) % LOGN;
+    lg = reinterpret_cast<float*>(probe) + ((size_t)layer * GDN_HV + h) * (LOGS * GDN_LOGW);
+    const float4* lsrc = reinterpret_cast<const float4*>(lg);
+    float4* ldst = reinterpret_cast<float4*>(&s_log[0][0]);
+    for (int i = tid; i < LOGS * GDN_LOGW / 4; i += GDN_THREADS) ldst[i] = lsrc[i];
+    __syncthreads();
+#pragma unroll 1
+    for (int j = 0; j < phase; ++j) {
+      if (pe - phase + j < 0) continue;                    // before the session's first token: no update
+      const float g = s_log[j][0];
+      const float4 k4 = *reinterpret_cast<const float4*>(&s_log[j][4 + 4 * l]);
+      const float kk[4] = {k4.x, k4.y, k4.z, k4.w};
+#pragma unroll
+      for (int c = 0; c < 8; ++c) {
+        const float d = s_log[j][4 + GDN_D + 8 * w + c];
+#pragma unroll
+        for (int r = 0; r < 4; ++r) s[c][r] = __fadd_rn(__fmul_rn(s[c][r], g), __fmul_rn(kk[r], d));   // the recurrence's two steps
+      }
+    }
+  }
   GDN_MARK(1);
 
   // ---- 2. the grid wait; then the position, x, this head's qkvz inputs and (warp zrow) z
@@ -1388,7 +1424,15 @@ __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v7(
     }
     const float kv = gdn_warp_sum8(pk, l);
     const float dl = __fmul_rn(__fsub_rn(s_v[m][8 * w + (l >> 2)], kv), beta);
-    const bool store_now = !NOST && !NOSTO && early && m == M - 1;
+    const bool store_now = !NOST && !NOSTO && early && m == M - 1 && (LOGN == 0 || phase == LOGN - 1);
+    if constexpr (LOGN > 1) {                              // not the whole state: this token's entry
+      if (phase != LOGN - 1) {
+        float* le = lg + (size_t)phase * GDN_LOGW;
+        if ((l & 3) == 0) le[4 + GDN_D + 8 * w + (l >> 2)] = dl;
+        if (w == 0) *reinterpret_cast<float4*>(le + 4 + 4 * l) = k4;
+        if (tid == 0) le[0] = e;
+      }
+    }
 #pragma unroll
     for (int c = 0; c < 8; ++c) {
       const float d = __shfl_sync(0xffffffffu, dl, 4 * c);
@@ -1432,7 +1476,7 @@ __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v7(
     if constexpr (ELST) gdn_state_store_el<ELH ? 50 : ELQ ? 25 : 100>(s, rec_state, base, l);
     else if constexpr (WTST) gdn_state_store_wt(s, rec_state, base, l);
     else if constexpr (CSST) gdn_state_store_cs(s, rec_state, base, l);
-    else if constexpr (!NOST && !NOSTO) gdn_state_store<BF16_STATE>(s, rec_state, base, l);
+    else if constexpr (!NOST && !NOSTO) { if (LOGN == 0 || phase == LOGN - 1) gdn_state_store<BF16_STATE>(s, rec_state, base, l); }
   } else if (!EARLY && !NOST && !NOSTO) {
     if constexpr (ELST) gdn_state_store_el<ELH ? 50 : ELQ ? 25 : 100>(s, rec_state, base, l);
     else if constexpr (WTST) gdn_state_store_wt(s, rec_state, base, l);
@@ -1513,6 +1557,9 @@ template __global__ void gdn_decode_v7<7, true, true, false, false, true>(const 
 template __global__ void gdn_decode_v7<8, true, true, false, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // variant 14
 template __global__ void gdn_decode_v7<1, false, true, true, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // variant 14
 template __global__ void gdn_decode_v7<1, true, true, true, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // variant 14
+template __global__ void gdn_decode_v7<1, false, true, false, false, false, false, false, false, false, false, false, false, false, false, false, false, 4>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // variant 26: LOGN 4
+template __global__ void gdn_decode_v7<1, false, true, false, false, false, false, false, false, false, false, false, false, false, false, false, false, 8>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // variant 27: LOGN 8
+template __global__ void gdn_decode_v7<1, false, true, false, false, false, false, false, false, false, false, false, false, false, false, false, false, 16>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // variant 28: LOGN 16
 #endif
 #endif
 

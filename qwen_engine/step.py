@@ -158,6 +158,7 @@ class DecodeStep:
         self.rinv = torch.zeros(cfg.linear_num_value_heads, dtype=torch.float32, device=dev)   # the z split's 1 / rms a head
         self.mlpflow = None          # measurement (results/explore_mlp_flow.py, chapter 06's v34): down's awaiting build, (warps, blocks an SM, defer)
         self._flow = None            # its sentinel-filled activation and counters (made at first use)
+        self.gdn_logv, self.gdn_logbuf = None, None   # measurement (results/explore_gdn_log.py, chapter 08's v26-28): set_gdn_log
 
     def set_handoff(self, mode: str):
         "'copy': the step writes a device ring, the host copies one slot on a side stream; 'mapped': it writes the pinned ring directly."
@@ -247,6 +248,21 @@ class DecodeStep:
     def _spacer(self, where: str):
         if where in self.spacers: launch(get_kernel("step", self.spacers[where]), (1,), (32,), (), pdl=self.pdl)
 
+    def set_gdn_log(self, variant=None):
+        """Measurement (chapter 08's variants 26-28): every GDN launch stores its state whole once every N tokens and a log
+        entry at the others (its buffer made here, 0.3-1.5 MiB a layer); None: the engine's v7. The graph is made again."""
+        from .gdn import _LOG, gdn_log
+        if variant is not None and variant not in _LOG: raise ValueError(f"set_gdn_log: {variant} is not a log variant ({sorted(_LOG)})")
+        self.gdn_logv, self.graph = variant, None
+        self.gdn_logbuf = None if variant is None else gdn_log(self.cfg, _LOG[variant], device=self.device)
+
+    def recurrent_state(self) -> torch.Tensor:
+        "The GDN layers' recurrent states after the tokens processed so far (ctl[0] of them): rec itself, or with set_gdn_log rec and the log replayed."
+        if self.gdn_logv is None: return self.rec.clone()
+        from .gdn import _LOG, gdn_materialise
+        pos = int(self.ctl[0])
+        return torch.stack([gdn_materialise(self.rec, self.gdn_logbuf, i, pos, _LOG[self.gdn_logv]) for i in range(self.rec.shape[0])])
+
     def _gemv(self, wq, x, epi, out, res=None):
         N, K = wq[0].shape
         if self.handoff_trg > 0 and epi == 1:                # the hand-off measurement: the producer counts its warps' ends
@@ -308,7 +324,8 @@ class DecodeStep:
                     self._gdn_zsplit(L, x, qkvz, mix)
                 elif "gdn" not in self.omit:
                     gdn_decode(qkvz, x, L["w_b"], L["w_a"], L["conv_w"], L["A_log"], L["dt_bias"], L["norm"], self.conv, self.rec,
-                               L["idx"], self.ctl, c, mix, pdl=pdl, rel="gdn" in self.release)
+                               L["idx"], self.ctl, c, mix, pdl=pdl, rel="gdn" in self.release,
+                               **({} if self.gdn_logv is None else dict(variant=self.gdn_logv, log=self.gdn_logbuf)))
                 self._gemv(L["out"], mix, 1, h[1], res=h[0])
             else:
                 self.attention_sublayer(L, x, h[1], h[0])
@@ -372,7 +389,7 @@ class DecodeStep:
         # The warm-up runs a real step: it advances the position and the GDN states (a recurrent state updated twice
         # by the same token is a different state). Keep what it changes and put it back, so capturing never moves the
         # session. (The KV row it appends is rewritten with the same values by the first replay.)
-        saved = [(t, t.clone()) for t in (self.ctl, self.conv, self.rec, self.ring_dev)]
+        saved = [(t, t.clone()) for t in (self.ctl, self.conv, self.rec, self.ring_dev) + ((self.gdn_logbuf,) if self.gdn_logv else ())]
         with torch.cuda.stream(s):
             self.body()                                     # compiles every kernel before capture
         torch.cuda.current_stream().wait_stream(s)

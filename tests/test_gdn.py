@@ -393,10 +393,10 @@ def test_every_variant_build_is_instantiated_and_compiled_with_its_family():
     from qwen_engine import gdn
     src = open(gdn.__file__.replace("qwen_engine/gdn.py", "kernels/gdn.cu")).read()
     for v in sorted(gdn._SHAPES):
-        if v in gdn._ABLATE or v in gdn._ZX:               # v7's ablation builds and the z split's: M = 1, fp32 state, no probe
+        if v in gdn._ABLATE or v in gdn._ZX or v in gdn._LOG:   # v7's ablation builds, the z split's, the log's: M = 1, fp32 state, no probe
             n, _, together = gdn._build(1, False, v)
             assert n in together and f"template __global__ void {n}(" in src, (v, n)
-            with pytest.raises(AssertionError, match="ablation" if v in gdn._ABLATE else "z split"): gdn._build(2, False, v)
+            with pytest.raises(AssertionError, match="ablation" if v in gdn._ABLATE else "z split" if v in gdn._ZX else "log builds"): gdn._build(2, False, v)
             continue
         for M in range(1, gdn.MAX_M + 1):
             for bf in (False, True):
@@ -405,7 +405,7 @@ def test_every_variant_build_is_instantiated_and_compiled_with_its_family():
                     assert n in together and f"template __global__ void {n}(" in src, (v, M, bf, pr, n)
     n, _, together = gdn._build(1, False, 7, rel=True)
     assert n == "gdn_decode_v7<1, false, true, false, true>" and n in together
-    with pytest.raises(ValueError, match="no GDN variant 26"): gdn._build(1, False, 26)
+    with pytest.raises(ValueError, match="no GDN variant 29"): gdn._build(1, False, 29)
 
 def test_v15_records_the_chapter_reads_are_committed():
     "Chapter 08's v15-v25 section reads these records (and skips its tables when one is missing): they must be there."
@@ -427,3 +427,47 @@ def test_z_split_builds():
         with pytest.raises(AssertionError, match="z split"): gdn._build(1, bad.get("bf16_state", False), 99, bad.get("probe", False))
     src = open(gdn.__file__.replace("qwen_engine/gdn.py", "kernels/gdn.cu")).read()
     assert 'static_assert(!ZX || (M == 1 && !PROBE && !NOB2)' in src and "if (!ZX && zrow < M)" in src
+
+
+def _sequential_updates(S, entries):
+    "The recurrence's update token after token on the reference layout [HV, 128 (i), 128 (j)]: S = S * decay + k delta^T, each product and sum rounded in fp32."
+    for g, k, d in entries:
+        S = S * g[:, None, None] + k[:, :, None] * d[:, None, :]
+    return S
+
+
+@pytest.mark.parametrize("N, layer, pos", [(4, 0, 7), (8, 3, 26), (16, 5, 100), (8, 2, 3)])
+def test_log_rebuild_is_the_sequential_update_bit_for_bit(N, layer, pos):
+    """Variants 26-28: the state rebuilt from the last whole state and the log (gdn_materialise, the kernel's replay in torch)
+    equals the updates applied token by token, bit for bit, in the kernel's register image; entries of positions below 0 are
+    skipped. Negative controls: rebuilt one token short, or with the entries in another order, it differs."""
+    from qwen_engine.gdn import gdn_materialise, LOGW
+    g = torch.Generator().manual_seed(N * 100 + pos)
+    HV, layers = 6, 6
+    S0 = torch.randn(layers, HV, 128, 128, generator=g) * 0.05
+    rec = rec_to_image(S0)
+    log = torch.randn(layers, HV, N - 1, LOGW, generator=g)
+    log[..., 0] = torch.rand(layers, HV, N - 1, generator=g)  # decays in (0, 1)
+    phase = (pos + layer) % N
+    used = [j for j in range(phase) if pos - phase + j >= 0]
+    assert used, "the case must replay at least one entry"
+    entries = [(log[layer, :, j, 0], log[layer, :, j, 4:132], log[layer, :, j, 132:260]) for j in used]
+    want = rec_to_image(_sequential_updates(S0[layer], entries))
+    got = gdn_materialise(rec, log, layer, pos, N)
+    assert torch.equal(got.view(torch.int32), want.view(torch.int32))
+    short = gdn_materialise(rec, log, layer, pos - 1, N)
+    assert not torch.equal(short, want)
+    if len(used) > 1:
+        swapped = rec_to_image(_sequential_updates(S0[layer], entries[::-1]))
+        assert not torch.equal(swapped, want)
+
+
+def test_log_launcher_contract():
+    "Variants 26-28: the build names (v7's with LOGN last), the log's shape, and the launcher's refusals, before any GPU work."
+    from qwen_engine import gdn
+    assert gdn._LOG == {26: 4, 27: 8, 28: 16} and all(gdn._SHAPES[v] == gdn._SHAPES[7] for v in gdn._LOG)
+    assert gdn._build(1, False, 27)[0] == "gdn_decode_v7<1, false, true, false" + ", false" * 13 + ", 8>"
+    cfg = preset("qwen3_5_27b")
+    assert gdn.gdn_log(cfg, 8, device="meta").shape == (48, 48, 7, gdn.LOGW) and gdn.LOGW == 260
+    src = open(gdn.__file__.replace("qwen_engine/gdn.py", "kernels/gdn.cu")).read()
+    assert "constexpr int GDN_LOGW = 4 + 2 * GDN_D;" in src and "(LOGN == 0 || phase == LOGN - 1)" in src
