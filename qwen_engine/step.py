@@ -490,7 +490,7 @@ ENGINE_PREWAIT = {
     "lm_head_bf16_v6<8, 20, 1, 2, 20>": ("gemv", "head", {}, "nothing"),
     "argmax_partials": ("gemv", None, {}, "nothing"),
     "rmsnorm_bf16_v1<5120, 320, 0, false, false, true>": ("norms_kernels", "norm", {"LDG.E.128.CONSTANT": 2}, "its weight, 2 x 16 B a thread (EW)"),
-    "gdn_decode_v7<1, false, true, false, false, false, false, false, false, false, false, false, false, false, false, false, false>": ("gdn", "gdn", {"LDG.E.128": 8, "LDG.E.U16": 16, _W: 4, "LDG.E.64.CONSTANT": 2, _S: 3},
+    "gdn_decode_v7<1, false, true, false, false, false, false, false, false, false, false, false, false, false, false, false, false, 0>": ("gdn", "gdn", {"LDG.E.128": 8, "LDG.E.U16": 16, _W: 4, "LDG.E.64.CONSTANT": 2, _S: 3},
         "its state (8 x 16 B a lane), the conv ring's 16 slots, w_b / w_a, conv taps and norm weight, A_log, dt_bias, ctl[0]"),
     "attn_fused_v12<6>": ("attention", "attn", {_S: 1}, "ctl[0]"),
     "embed_gather": ("step", None, {}, "nothing"),

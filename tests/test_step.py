@@ -303,22 +303,27 @@ def test_decode_record_pdl_layerwise_and_tiny():
 # streams z before its epilogue's wait (weights, x, scales: complete before it starts) and reads mix and 1 / rms after it.
 _V7_WAIT = {"LDG.E.128": 8, "LDG.E.U16": 16, "LDG.E.NA.128.CONSTANT": 4, "LDG.E.64.CONSTANT": 1}
 ZSPLIT_PREWAIT = {
-    "gdn_decode_v7<1, false, true, false, false, false, false, false, false, false, false, false, false, false, true, false, false>": ("gdn", "gdn", dict(_V7_WAIT, **{"LDG.E.CONSTANT": 3}), "99"),
-    "gdn_decode_v7<1, false, true, false, true, false, false, false, false, false, false, false, false, false, true, false, false>": ("gdn", "gdn", dict(_V7_WAIT, **{"LDG.E.CONSTANT": 2}), "100"),
+    "gdn_decode_v7<1, false, true, false, false, false, false, false, false, false, false, false, false, false, true, false, false, 0>": ("gdn", "gdn", dict(_V7_WAIT, **{"LDG.E.CONSTANT": 3}), "99"),
+    "gdn_decode_v7<1, false, true, false, true, false, false, false, false, false, false, false, false, false, true, false, false, 0>": ("gdn", "gdn", dict(_V7_WAIT, **{"LDG.E.CONSTANT": 2}), "100"),
     "gemv_fp8_v33<2, 2, 3, 10, 8, true>": ("gemv", "gemv", {"LDG.E.NA.128.CONSTANT": 40, "LDG.E.128.CONSTANT": 20, "LDG.E.CONSTANT": 10}, "v33"),
 }
+
+# Chapter 08's log builds (variants 26-28, a measurement): v7's loads before the wait, and the log's slots (5 more 16-byte
+# loads a thread, the staging loop); still no q|k|v|z load above the wait.
+LOG_PREWAIT = {f"gdn_decode_v7<1, false, true, false{', false' * 13}, {n}>": ("gdn", "gdn", dict(_V7_WAIT, **{"LDG.E.128": 13, "LDG.E.64.CONSTANT": 2, "LDG.E.CONSTANT": 3}), f"log {n}")
+               for n in (4, 8, 16)}
 
 
 def test_prewait_audit_engine_builds():
     """The global loads each engine build issues before its grid wait (sm_90a SASS, nvcc) are exactly those ENGINE_PREWAIT
-    (and SAMPLING_PREWAIT, a sampling step's; ZSPLIT_PREWAIT, chapter 08's z split) allows. Negative control: the GDN v7 build that releases its dependents before its wait (REL) is caught, its q|k|v|z
+    (and SAMPLING_PREWAIT, a sampling step's; ZSPLIT_PREWAIT, chapter 08's z split; LOG_PREWAIT, its log builds) allows. Negative control: the GDN v7 build that releases its dependents before its wait (REL) is caught, its q|k|v|z
     load (LDG.E.U16.CONSTANT) scheduled above the wait, which made the step generate other tokens on the H200."""
     from qwen_engine.step import prewait_audit, ENGINE_PREWAIT, SAMPLING_PREWAIT
-    rel = "gdn_decode_v7<1, false, true, false, true, false, false, false, false, false, false, false, false, false, false, false, false>"
-    a = prewait_audit(dict(ENGINE_PREWAIT, **SAMPLING_PREWAIT, **ZSPLIT_PREWAIT, **{rel: ("gdn", "gdn", None, "REL")}))
-    for b, v in {**ENGINE_PREWAIT, **SAMPLING_PREWAIT, **ZSPLIT_PREWAIT}.items(): assert a[b] == v[2], (b, a[b], v[2])
+    rel = "gdn_decode_v7<1, false, true, false, true, false, false, false, false, false, false, false, false, false, false, false, false, 0>"
+    a = prewait_audit(dict(ENGINE_PREWAIT, **SAMPLING_PREWAIT, **ZSPLIT_PREWAIT, **LOG_PREWAIT, **{rel: ("gdn", "gdn", None, "REL")}))
+    for b, v in {**ENGINE_PREWAIT, **SAMPLING_PREWAIT, **ZSPLIT_PREWAIT, **LOG_PREWAIT}.items(): assert a[b] == v[2], (b, a[b], v[2])
     assert a[rel] is not None and a[rel].get("LDG.E.U16.CONSTANT") == 1
-    assert a[rel] != ENGINE_PREWAIT["gdn_decode_v7<1, false, true, false, false, false, false, false, false, false, false, false, false, false, false, false, false>"][2]
+    assert a[rel] != ENGINE_PREWAIT["gdn_decode_v7<1, false, true, false, false, false, false, false, false, false, false, false, false, false, false, false, false, 0>"][2]
 
 
 def test_prewait_audit_e_against_ek():
