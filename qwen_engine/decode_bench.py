@@ -269,9 +269,10 @@ def bench_tiny(pow2: bool = False):
 
 PARTS = ("launches", "layerwise", "attn_gate", "teacher_forced", "graph_vs_eager", "pdl", "speed", "norm_cost", "generation", "peer", "pow2")
 
-def run_decode_bench(record_dir=None, disk: str = None, peer: bool = True, parts=PARTS, name: str = "decode_h200") -> dict:
+def run_decode_bench(record_dir=None, disk: str = None, peer: bool = True, parts=PARTS, name: str = "decode_h200", gdn_log: int = None) -> dict:
     """Everything of this chapter on the GPU: gates, speed, peer; prints as it goes, rewrites the record `name` after each part.
-    `parts`: the subset of PARTS to run (a quick look at one question without the rest)."""
+    `parts`: the subset of PARTS to run (a quick look at one question without the rest). `gdn_log`: the step's GDN layers
+    as chapter 08's log variant (26-28: DecodeStep.set_gdn_log), a measurement beside the engine's v7."""
     from qwen_engine.gemv import bandwidth_now
     from qwen_engine.reference import forward, new_state
     out = dict(gpu=gpu_facts())
@@ -279,7 +280,8 @@ def run_decode_bench(record_dir=None, disk: str = None, peer: bool = True, parts
     if unknown: raise ValueError(f"unknown parts {sorted(unknown)}; choose from {PARTS}")
     if not peer: parts = tuple(p for p in parts if p != "peer")
     cmd = ("qwen-engine bench decode --record " + str(record_dir) + (f" --disk {disk}" if disk else "") + ("" if peer else " --no-peer")
-           + ("" if tuple(parts) == PARTS else " --parts " + ",".join(parts)) + ("" if name == "decode_h200" else f" --name {name}"))
+           + ("" if tuple(parts) == PARTS else " --parts " + ",".join(parts)) + ("" if name == "decode_h200" else f" --name {name}")
+           + ("" if gdn_log is None else f" --gdn-log {gdn_log}"))
     def save():                                               # after every part: a run cut short still leaves its record
         write_record(name, "The assembled decode step of the 27B-shape synthetic model (seed 0, generated on the GPU): "
                      "gates (graph = eager, teacher-forced vs the GPU reference with its envelope, layer by layer, attention layers alone, allocations) "
@@ -293,6 +295,7 @@ def run_decode_bench(record_dir=None, disk: str = None, peer: bool = True, parts
     EW, W = synthetic_engine_weights(cfg, 0, "cuda", reference=bool({"layerwise", "attn_gate", "teacher_forced"} & set(parts)))
     out["synth_s"] = round(time.perf_counter() - t, 1)
     step = DecodeStep(cfg, EW, max_context=33 * 1024, keep_logits=True)
+    if gdn_log is not None: step.set_gdn_log(gdn_log); out["gdn_log"] = gdn_log
     def inventory():
         with count_launches() as inv:
             step.reset([1, 2], 1); step.body(); torch.cuda.synchronize()
@@ -425,7 +428,7 @@ def _cli_bench(args):
     if not torch.cuda.is_available(): raise SystemExit("qwen-engine: error: bench decode needs a CUDA GPU; none is visible")
     if args.tiny: run_tiny_bench(args.record)
     else: run_decode_bench(args.record, disk=args.disk, peer=not args.no_peer, parts=tuple(args.parts.split(",")) if args.parts else PARTS,
-                           name=args.name)
+                           name=args.name, gdn_log=args.gdn_log)
 
 def bench_register(bench):
     "Add `bench decode` to the `qwen-engine` command."
@@ -435,6 +438,7 @@ def bench_register(bench):
     p.add_argument("--no-peer", action="store_true", help="skip the library peer step")
     p.add_argument("--parts", metavar="A,B", help=f"only these parts (of {','.join(PARTS)})")
     p.add_argument("--name", default="decode_h200", help="the record's name (a partial run should not overwrite the full record)")
+    p.add_argument("--gdn-log", type=int, metavar="V", help="measurement: the GDN layers as chapter 08's log variant V (26, 27, 28)")
     p.add_argument("--tiny", action="store_true", help="only gate 3: the embedded tiny model, step vs reference (record decode_tiny_h200)")
     p.set_defaults(func=_cli_bench)
 
