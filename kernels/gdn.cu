@@ -66,6 +66,10 @@
 //          after the wait, 24/25 22 + split + 3 slots; 16, 19, 21, 23, 25 two blocks an SM): work after the wait 2.0 us
 //          (v7 3.2), but chained 4.2-5.3 (v23, v25 3.83-3.84, ties with v7), graph 6.02-7.28; the step within 0.02 ms of
 //          v7, not adopted (gdn_v15/v22/v24_h200.json, the clusters' timelines gdn_v15t/v22t/v24t_h200.json, gdn_v23_step_h200.json)
+//      v26-v28 (v7 with LOGN = 4, 8, 16: the state stored whole every N tokens, a log of the updates between, replayed
+//          before the wait): bit-identical to v7; graph 6.52 / 6.92 / 8.33, PDL 3.79 / 4.19 / 5.58 (v7 6.36-6.52, 3.84-3.86);
+//          the step 0.155 / 0.159 ms faster at 1K in every round, a tie at 32K (N = 16 slower)  results/gdn_log_h200.json,
+//          gdn_log_step_h200.json. The engine's step still runs v7 (adoption waits for the decode record)
 //      FLA fused_recurrent_gated_delta_rule (recurrence only) 4.58 (gdn_v5_h200.json), 4.57 (gdn_v7_h200.json)
 // State layout ("register image"): rec[layer][head][w][c][lane][r] = S[i = 4 lane + r][j = 8 w + c]: warp w owns
 // columns 8w..8w+7, lane l owns rows 4l..4l+3 of each; a warp's load c is 512 contiguous bytes. Both products

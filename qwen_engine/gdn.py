@@ -567,7 +567,9 @@ def gdn_decode(qkvz, x, w_b, w_a, conv_w, A_log, dt_bias, norm_w, conv_state, re
     is for the cost-split measurement only. v3, v5 and v7 only: `probe` (uint64 [PROBE_WORDS] on the device, M = 1) runs the timestamp build;
     `pdl=True` launches it as a programmatic dependent launch (needs runtime.launch's `pdl`). Variants 99 and 100 (the z
     split, M = 1): v7 leaving the gated norm's last step to chapter 06's v33 (`gdn_z_gated`): out gets each head's core
-    values, `rinv` (fp32 [48] on the device) each head's 1 / rms; 100 releases its dependents before its grid wait."""
+    values, `rinv` (fp32 [48] on the device) each head's 1 / rms; 100 releases its dependents before its grid wait.
+    Variants 26, 27, 28 (M = 1, fp32 state): v7 storing the state whole every 4, 8, 16 tokens and a log entry between
+    (`log` = gdn_log(cfg, N) for the layers of rec_state); rec then holds the last whole state: gdn_materialise rebuilds."""
     import numpy as np
     from qwen_engine.runtime import launch
     HV, C, VD, hid = cfg.linear_num_value_heads, cfg.gdn_conv_dim, cfg.gdn_value_dim, cfg.hidden_size

@@ -471,3 +471,18 @@ def test_log_launcher_contract():
     assert gdn.gdn_log(cfg, 8, device="meta").shape == (48, 48, 7, gdn.LOGW) and gdn.LOGW == 260
     src = open(gdn.__file__.replace("qwen_engine/gdn.py", "kernels/gdn.cu")).read()
     assert "constexpr int GDN_LOGW = 4 + 2 * GDN_D;" in src and "(LOGN == 0 || phase == LOGN - 1)" in src
+
+
+def test_log_records_bit_identical_and_faster_at_1k():
+    """Chapter 08's claims about variants 26-28, from their records: v7's values bit for bit (per token, and in the step), the
+    controls caught, and N = 4 and 8 faster than v7 at 1K in every round of the step."""
+    import statistics
+    from qwen_engine.runtime import read_record
+    d, s = read_record("gdn_log_h200")["data"], read_record("gdn_log_step_h200")["data"]
+    assert len(d["identity"]) == 6 and all(r["out"] == r["conv"] == r["state"] == r["checks"] == 258 for r in d["identity"])
+    assert all(r["wrong_phase_state"] <= 1 and r["swapped_log_out_mismatches"] > 6000 for r in d["identity"])
+    assert all(v["tokens_equal"] and v["state_identical"] and v["conv_identical"] for v in s["step_states"].values())
+    ms = lambda p, c: [t["ms"] for t in s["timings"] if t["plan"] == p and t["ctx"] == c]
+    for p in ("log 4 (26)", "log 8 (27)"):
+        assert len(ms(p, 1024)) == 5 and max(ms(p, 1024)) < min(ms("v7", 1024))
+    assert statistics.median(ms("log 16 (28)", 32768)) > statistics.median(ms("v7", 32768))
