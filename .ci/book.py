@@ -227,9 +227,10 @@ def same_code(rev: str):
         for cu in sorted(KERNELS.glob("*.cu")):
             a = cubin_text(old / cu.name, old) if (old / cu.name).exists() else {}
             b = cubin_text(cu, KERNELS)
-            for k in set(a) - set(b):      # a template that gained trailing parameters defaulted to false: same kernel, new name
-                for n in range(1, 9):
-                    k2 = k.replace("EEv", "E" + "Lb0E" * n + "Ev", 1)
+            tails = ["Lb0E" * n for n in range(1, 9)] + ["Lb0E" * n + "Li0E" for n in range(9)]
+            for k in set(a) - set(b):      # a template that gained trailing parameters defaulted to false (or an int to 0): same kernel, new name
+                for t in tails:
+                    k2 = k.replace("EEv", "E" + t + "Ev", 1)
                     if k2 in b and k2 not in a: a[k2] = a.pop(k); break
             diff = sorted(k for k in a if k in b and a[k] != b[k])
             gone, new = sorted(set(a) - set(b)), sorted(set(b) - set(a))

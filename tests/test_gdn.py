@@ -486,3 +486,12 @@ def test_log_records_bit_identical_and_faster_at_1k():
     for p in ("log 4 (26)", "log 8 (27)"):
         assert len(ms(p, 1024)) == 5 and max(ms(p, 1024)) < min(ms("v7", 1024))
     assert statistics.median(ms("log 16 (28)", 32768)) > statistics.median(ms("v7", 32768))
+
+
+def test_decode_bench_with_the_log_build():
+    "The decode bench's speed parts with variant 26 (decode_log_h200) and the engine beside it in the same call: 26 launched, bit-identical graph, no allocations, faster at 1K."
+    from qwen_engine.runtime import read_record
+    d, v = read_record("decode_log_h200")["data"], read_record("decode_speed_v7log_h200")["data"]
+    assert d["gdn_log"] == 26 and any(k.endswith(", 4>") and n == 48 for k, n in d["launches"]["by_kernel"].items() if "gdn_decode_v7" in k)
+    assert d["graph_vs_eager"]["bit_identical"] and all(g["allocations"] == 0 for g in d["generation"])
+    assert d["speed"]["1024"]["ms"] < v["speed"]["1024"]["ms"] - 0.1
