@@ -1184,12 +1184,14 @@ __device__ __forceinline__ void gdn_state_store_el(const float (&s)[8][4], void*
 // entries since the last whole state onto it, with the recurrence's own operations (__fmul_rn, __fadd_rn): the state it
 // then holds is v7's bit for bit, so the token's values are v7's. Entries of positions below 0 are skipped (a session
 // starts from the zero state, as rec is zeroed). ctl[0] is read before the wait: no kernel of the step writes it.
+// LOGP (variants 29, 30, 31: LOGN = 4, 8, 16): the same, staging only the slots the token replays (phase of them) instead of
+// all LOGN - 1: fewer bytes before the wait, the same values.
 // ZX (variants 99, 100: the z split, chapter 08): the gated norm's last step is left to the z GEMV (chapter 06's v33): no z
 // load, no SiLU(z); warp 0 writes the row's core values (bf16, as s_core holds them) into `out` and lane 0 its 1 / rms
 // (fp32) into `probe` read as float[48]; v33's epilogue then forms qe_gated_apply(core, 1 / rms, norm_w, z), v7's value.
 template <int M, bool BF16_STATE, bool EARLY, bool PROBE, bool REL = false, bool NOB2 = false, bool NOBA = false, bool NOST = false,
           bool CSST = false, bool CSLD = false, bool NOLD = false, bool NOSTO = false, bool WTST = false, bool ELST = false, bool ZX = false,
-          bool ELH = false, bool ELQ = false, int LOGN = 0>
+          bool ELH = false, bool ELQ = false, int LOGN = 0, bool LOGP = false>
 __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v7(
     const unsigned short* __restrict__ qkvz, const unsigned short* __restrict__ x,
     const unsigned short* __restrict__ w_b, const unsigned short* __restrict__ w_a,
@@ -1215,6 +1217,7 @@ __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v7(
   static_assert(!(ELH || ELQ) || (ELST && !(ELH && ELQ)), "ELH, ELQ: one fraction of ELST's policy");
   static_assert(LOGN == 0 || (LOGN > 1 && M == 1 && !BF16_STATE && EARLY && !PROBE && !REL && !NOB2 && !NOBA && !NOST && !CSST && !CSLD
                              && !NOLD && !NOSTO && !WTST && !ELST && !ZX), "LOGN: v7's one-token fp32 build, nothing else changed");
+  static_assert(!LOGP || LOGN > 1, "LOGP: a log build's staging");
   if constexpr (CSLD) gdn_state_load_cs(s, rec_state, base, l);
   else if constexpr (!NOST && !NOLD) gdn_state_load<BF16_STATE>(s, rec_state, base, l);
   else {
@@ -1245,7 +1248,8 @@ __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v7(
     lg = reinterpret_cast<float*>(probe) + ((size_t)layer * GDN_HV + h) * (LOGS * GDN_LOGW);
     const float4* lsrc = reinterpret_cast<const float4*>(lg);
     float4* ldst = reinterpret_cast<float4*>(&s_log[0][0]);
-    for (int i = tid; i < LOGS * GDN_LOGW / 4; i += GDN_THREADS) ldst[i] = lsrc[i];
+    const int nst = LOGP ? phase : LOGS;                   // LOGP: only the slots this token replays (0 .. phase - 1)
+    for (int i = tid; i < nst * GDN_LOGW / 4; i += GDN_THREADS) ldst[i] = lsrc[i];
     __syncthreads();
 #pragma unroll 1
     for (int j = 0; j < phase; ++j) {
@@ -1564,6 +1568,9 @@ template __global__ void gdn_decode_v7<1, true, true, true, false, true>(const u
 template __global__ void gdn_decode_v7<1, false, true, false, false, false, false, false, false, false, false, false, false, false, false, false, false, 4>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // variant 26: LOGN 4
 template __global__ void gdn_decode_v7<1, false, true, false, false, false, false, false, false, false, false, false, false, false, false, false, false, 8>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // variant 27: LOGN 8
 template __global__ void gdn_decode_v7<1, false, true, false, false, false, false, false, false, false, false, false, false, false, false, false, false, 16>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // variant 28: LOGN 16
+template __global__ void gdn_decode_v7<1, false, true, false, false, false, false, false, false, false, false, false, false, false, false, false, false, 4, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // variant 29: LOGN 4, LOGP
+template __global__ void gdn_decode_v7<1, false, true, false, false, false, false, false, false, false, false, false, false, false, false, false, false, 8, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // variant 30: LOGN 8, LOGP
+template __global__ void gdn_decode_v7<1, false, true, false, false, false, false, false, false, false, false, false, false, false, false, false, false, 16, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // variant 31: LOGN 16, LOGP
 #endif
 #endif
 

@@ -460,19 +460,20 @@ _ABLATE[102] = ("false",) * 7 + ("true", "false", "false", "true")   # <..., ELQ
 _ZX = {99: "false", 100: "true"}   # the z split (v7's ZX build; `rinv`): released after its grid wait (99), before it (100, REL)
 _NAMES99 = tuple(f"gdn_decode_v7<1, false, true, false, {r}, false, false, false, false, false, false, false, false, false, true>" for r in _ZX.values())
 _NAMES90 = tuple(f"gdn_decode_v7<1, false, true, false, false, false, {', '.join(f)}>" for f in _ABLATE.values())
-_LOG = {26: 4, 27: 8, 28: 16}   # v7 with the state stored whole every N tokens and a log of the updates between (LOGN; `log`)
-_NAMES26 = tuple(f"gdn_decode_v7<1, false, true, false{', false' * 13}, {n}>" for n in _LOG.values())
+_LOG = {26: 4, 27: 8, 28: 16, 29: 4, 30: 8, 31: 16}   # v7 with the state stored whole every N tokens and a log of the updates
+_LOGP = (29, 30, 31)   # between (LOGN; `log`); 29-31 stage only the entries the token replays (LOGP)
+_NAMES26 = tuple(f"gdn_decode_v7<1, false, true, false{', false' * 13}, {n}{', true' if v in _LOGP else ''}>" for v, n in _LOG.items())
 _SHAPES.update({v: (1, 512) for v in _LOG})
 LOGW = 4 + 2 * 128   # floats in a log entry: the decay, 3 unused, k[128], delta[128]
 
 def gdn_log(cfg: ModelConfig, N: int, n_layers=None, device="cuda") -> torch.Tensor:
-    "The update log of variants 26-28 (N = 4, 8, 16): fp32 [n_layers, HV, N - 1, LOGW], zeros (a fresh session never reads it)."
+    "The update log of variants 26-31 (N = 4, 8, 16): fp32 [n_layers, HV, N - 1, LOGW], zeros (a fresh session never reads it)."
     n = len(cfg.linear_layers) if n_layers is None else n_layers
     return torch.zeros(n, cfg.linear_num_value_heads, N - 1, LOGW, dtype=torch.float32, device=device)
 
 def gdn_materialise(rec: torch.Tensor, log: torch.Tensor, layer: int, pos: int, N: int) -> torch.Tensor:
     """The recurrent state (register image, fp32) of GDN layer `layer` after every token before position `pos`, from a
-    variant 26-28 run: the last whole state in `rec`, then the log's entries since, replayed with the kernel's operations
+    variant 26-31 run: the last whole state in `rec`, then the log's entries since, replayed with the kernel's operations
     (a rounded product, a rounded sum: torch's elementwise kernels on the GPU or the CPU round each as the kernel does)."""
     s = rec[layer].clone()
     HV, phase = s.shape[0], (pos + layer) % N
@@ -514,7 +515,7 @@ def _build(M: int, bf16_state: bool, variant: int, probe=False, rel=False) -> tu
     and v8 (EARLY true / false, 36; `rel`: variant 7's build released before its grid wait), v9 (two blocks per head,
     no cluster, 18), v10 and v11 (36), v12 and v13 (18), v14 (v7's NOB2 build, 18), v15 (18) and each pair of its builds
     16/17, 18/19, 20/21, 22/23, 24/25 (36 each; `_V15_FLAGS`), v7's ablation builds 90-92 and 95-96 (timing only,
-    wrong outputs) and its cache-hint builds 93-94, 97, 98, 101 and 102 (v7's values): `_ABLATE`; the z split's 99 and 100 (`_ZX`). The -D switches leave other families' explicit nvcc
+    wrong outputs) and its cache-hint builds 93-94, 97, 98, 101 and 102 (v7's values): `_ABLATE`; the z split's 99 and 100 (`_ZX`); the log's 26-31 (`_LOG`). The -D switches leave other families' explicit nvcc
     instantiations out (nvcc, `book.py compile`, compiles all). `probe`: the timestamp build (M = 1, v3 and later)."""
     b, pr = ("true" if bf16_state else "false"), ("true" if probe else "false")
     if variant in (1, 2): return f"gdn_decode_v{variant}<{M}, {b}>", ("-DQE_GDN_NO_V3", "-DQE_GDN_NO_V5", "-DQE_GDN_NO_V7", "-DQE_GDN_NO_V9"), _NAMES
@@ -532,7 +533,7 @@ def _build(M: int, bf16_state: bool, variant: int, probe=False, rel=False) -> tu
         assert M == 1 and not bf16_state and not probe, "the ablation builds (90-98, 101, 102) are M = 1, fp32 state, no probe"
         return f"gdn_decode_v7<1, false, true, false, false, false, {', '.join(_ABLATE[variant])}>", tuple(d for d in _NO if d != "-DQE_GDN_NO_V7"), _NAMES90
     if variant in _LOG:
-        assert M == 1 and not bf16_state and not probe, "the log builds (26-28) are M = 1, fp32 state, no probe"
+        assert M == 1 and not bf16_state and not probe, "the log builds (26-31) are M = 1, fp32 state, no probe"
         return _NAMES26[list(_LOG).index(variant)], tuple(d for d in _NO if d != "-DQE_GDN_NO_V7"), _NAMES26
     if variant in _ZX:
         assert M == 1 and not bf16_state and not probe, "the z split's builds (99, 100) are M = 1, fp32 state, no probe"
@@ -569,6 +570,7 @@ def gdn_decode(qkvz, x, w_b, w_a, conv_w, A_log, dt_bias, norm_w, conv_state, re
     split, M = 1): v7 leaving the gated norm's last step to chapter 06's v33 (`gdn_z_gated`): out gets each head's core
     values, `rinv` (fp32 [48] on the device) each head's 1 / rms; 100 releases its dependents before its grid wait.
     Variants 26, 27, 28 (M = 1, fp32 state): v7 storing the state whole every 4, 8, 16 tokens and a log entry between
+    (29, 30, 31: the same, staging only the entries a token replays)
     (`log` = gdn_log(cfg, N) for the layers of rec_state); rec then holds the last whole state: gdn_materialise rebuilds."""
     import numpy as np
     from qwen_engine.runtime import launch
@@ -602,7 +604,7 @@ def gdn_decode(qkvz, x, w_b, w_a, conv_w, A_log, dt_bias, norm_w, conv_state, re
             raise ValueError(f"variant {v} (the state every {n} tokens) runs one token on an fp32 state and needs log = gdn_log(cfg, {n}) "
                              f"for the layers of rec_state, and no probe")
         probe = log
-    elif log is not None: raise ValueError("log is the log builds' (variants 26-28)")
+    elif log is not None: raise ValueError("log is the log builds' (variants 26-31)")
     if v >= 3:
         assert v in _ZX or v in _LOG or probe is None or (M == 1 and probe.dtype == torch.int64 and probe.numel() >= (PROBE_WORDS15 if 15 <= v <= 25 else PROBE_WORDS) and probe.is_cuda)
         args += (np.uint64(0) if probe is None else probe,)
