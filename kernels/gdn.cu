@@ -49,7 +49,7 @@
 //      v4  7.27, PDL 4.54                results/gdn_v3_h200.json (v3 with v1's per-column butterflies)
 //      v5  7.10, PDL 4.71, M = 8 1.55    results/gdn_v5_h200.json (cluster of 2)
 //      v6  6.90, PDL 4.72                results/gdn_v5_h200.json (cluster of 4)
-//      v7  6.36, PDL 3.87, M = 8 PDL 1.56  results/gdn_v7_h200.json   <- the engine's (VARIANT = 7; v3 there: M = 8 PDL 1.42)
+//      v7  6.36, PDL 3.87, M = 8 PDL 1.56  results/gdn_v7_h200.json   <- the engine's (VARIANT = 7; v3 there: M = 8 PDL 1.42); the step runs it as v26
 //      v8  6.67, PDL 3.92, M = 8 PDL 1.48  results/gdn_v7_h200.json
 //      v9  7.40, PDL 5.27                results/gdn_v7_h200.json (two blocks per head: lost)
 //      v10 6.79, PDL 4.06 / 3.66 / 4.05 (v7 3.87 / 3.85 / 3.85), M = 8 PDL 1.23 (v7 1.51)  results/gdn_v10_h200.json
@@ -69,7 +69,9 @@
 //      v26-v28 (v7 with LOGN = 4, 8, 16: the state stored whole every N tokens, a log of the updates between, replayed
 //          before the wait): bit-identical to v7; graph 6.52 / 6.92 / 8.33, PDL 3.79 / 4.19 / 5.58 (v7 6.36-6.52, 3.84-3.86);
 //          the step 0.155 / 0.159 ms faster at 1K in every round, a tie at 32K (N = 16 slower)  results/gdn_log_h200.json,
-//          gdn_log_step_h200.json. The engine's step still runs v7 (adoption waits for the decode record)
+//          gdn_log_step_h200.json; 26 is the engine's (GDN_LOG, chapter 09a)
+//      v29-v31 (v26-v28 staging only the entries a token replays, LOGP): bit-identical; PDL 3.74-3.76 (29; 26 3.78-3.79),
+//          but the step no faster than 26 (1K medians 7.342 / 7.338 for 29 / 30 vs 7.292)  results/gdn_logp_h200.json, gdn_logp_step_h200.json
 //      FLA fused_recurrent_gated_delta_rule (recurrence only) 4.58 (gdn_v5_h200.json), 4.57 (gdn_v7_h200.json)
 // State layout ("register image"): rec[layer][head][w][c][lane][r] = S[i = 4 lane + r][j = 8 w + c]: warp w owns
 // columns 8w..8w+7, lane l owns rows 4l..4l+3 of each; a warp's load c is 512 contiguous bytes. Both products

@@ -272,7 +272,8 @@ PARTS = ("launches", "layerwise", "attn_gate", "teacher_forced", "graph_vs_eager
 def run_decode_bench(record_dir=None, disk: str = None, peer: bool = True, parts=PARTS, name: str = "decode_h200", gdn_log: int = None) -> dict:
     """Everything of this chapter on the GPU: gates, speed, peer; prints as it goes, rewrites the record `name` after each part.
     `parts`: the subset of PARTS to run (a quick look at one question without the rest). `gdn_log`: the step's GDN layers
-    as chapter 08's log variant (26-28: DecodeStep.set_gdn_log), a measurement beside the engine's v7."""
+    as another of chapter 08's log variants (26-31: DecodeStep.set_gdn_log), or 7 for v7 storing its state every token:
+    a measurement beside the engine's GDN_LOG. The record names the build in "gdn_log" (7: v7)."""
     from qwen_engine.gemv import bandwidth_now
     from qwen_engine.reference import forward, new_state
     out = dict(gpu=gpu_facts())
@@ -295,7 +296,8 @@ def run_decode_bench(record_dir=None, disk: str = None, peer: bool = True, parts
     EW, W = synthetic_engine_weights(cfg, 0, "cuda", reference=bool({"layerwise", "attn_gate", "teacher_forced"} & set(parts)))
     out["synth_s"] = round(time.perf_counter() - t, 1)
     step = DecodeStep(cfg, EW, max_context=33 * 1024, keep_logits=True)
-    if gdn_log is not None: step.set_gdn_log(gdn_log); out["gdn_log"] = gdn_log
+    if gdn_log is not None: step.set_gdn_log(None if gdn_log == 7 else gdn_log)
+    out["gdn_log"] = step.gdn_logv or 7
     def inventory():
         with count_launches() as inv:
             step.reset([1, 2], 1); step.body(); torch.cuda.synchronize()
@@ -438,7 +440,7 @@ def bench_register(bench):
     p.add_argument("--no-peer", action="store_true", help="skip the library peer step")
     p.add_argument("--parts", metavar="A,B", help=f"only these parts (of {','.join(PARTS)})")
     p.add_argument("--name", default="decode_h200", help="the record's name (a partial run should not overwrite the full record)")
-    p.add_argument("--gdn-log", type=int, metavar="V", help="measurement: the GDN layers as chapter 08's log variant V (26, 27, 28)")
+    p.add_argument("--gdn-log", type=int, metavar="V", help="measurement: the GDN layers as chapter 08's log variant V (26-31), or 7: v7, its state stored every token")
     p.add_argument("--tiny", action="store_true", help="only gate 3: the embedded tiny model, step vs reference (record decode_tiny_h200)")
     p.set_defaults(func=_cli_bench)
 

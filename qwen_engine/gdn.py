@@ -427,6 +427,7 @@ def v9_matches_v1(P: dict, hidden: int = 5120, head: int = 0) -> bool:
 
 # %% ../nbs/08_gdn.ipynb #234ee6bf
 VARIANT = 7        # the kernel the engine runs: bit-identical to v3 (so to v1); 6.36 us alone, 3.87 chained with PDL vs v3's 6.92 / 4.06, but M = 8 1.56 us/token vs v3's 1.42 (results/gdn_v7_h200.json)
+                   # (the decode step runs it as variant 26, its state stored whole every 4 tokens: chapter 09a's GDN_LOG)
 _SHAPES = {1: (1, 512), 2: (2, 256), 3: (1, 512), 4: (1, 512), 5: (2, 256), 6: (4, 128), 7: (1, 512), 8: (1, 512), 9: (2, 256), 10: (1, 512), 11: (1, 512), 12: (2, 256), 13: (2, 256), 14: (1, 512), 15: (2, 512), 16: (2, 512), 17: (2, 512), 18: (2, 512), 19: (2, 512), 20: (2, 512), 21: (2, 512), 22: (2, 512), 23: (2, 512), 24: (2, 512), 25: (2, 512), 90: (1, 512), 91: (1, 512), 92: (1, 512), 93: (1, 512), 94: (1, 512), 95: (1, 512), 96: (1, 512), 97: (1, 512), 98: (1, 512), 99: (1, 512), 100: (1, 512), 101: (1, 512), 102: (1, 512)}   # variant -> (blocks per head, threads per block)
 PROBE_WORDS = 2 * 11 + 128   # gdn_decode_v3's probe buffer (uint64): 11 phase marks (clock64, globaltimer) + starts and ends of 64 blocks
 PROBE_WORDS15 = PROBE_WORDS + 64   # variants 15-25: the starts and ends are of each cluster's rank-0 block, then its grid wait's return

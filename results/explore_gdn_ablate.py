@@ -38,7 +38,7 @@ def step(out):
     plans = {**{k: (v, ()) for k, v in BUILDS.items()}, "no GDN launch": (7, ("gdn",))}
 
     def apply(st, plan):
-        gdn.VARIANT, st.omit = plan[0], set(plan[1])
+        st.set_gdn_log(None); gdn.VARIANT, st.omit = plan[0], set(plan[1])   # v7-family builds: the step without its log
     explore_util.step_plans(out, "gdn_ablate_step_h200",
                             "The decode step (27B shape, synthetic, PDL graph) with GDN v7, its ablation builds 90 (no b/a), 91 (no state "
                             "traffic), 92 (neither), and without the GDN launches: ms per token at 1K and 32K, interleaved five times "

@@ -58,7 +58,7 @@ def alone(out):
 
 
 def step(out):
-    def apply(st, v): G.VARIANT = v
+    def apply(st, v): st.set_gdn_log(None); G.VARIANT = v      # v7-family builds: the step without its log (GDN_LOG)
     explore_util.step_plans(out, "gdn_cs_step_h200",
                             "The decode step (27B shape, synthetic, PDL graph) with GDN v7 and its builds 93 (state stores .cs) and 94 "
                             "(stores and loads .cs): greedy tokens equal to v7's, then ms per token at 1K and 32K, interleaved five times.",

@@ -20,7 +20,7 @@ if __name__ == "__main__":
             r = explore_util.guard(rec, f"identity {v}", lambda: C.identity(v))
             if r: rec["identity"].append(r); print(f"identity v{v}: {r['identical']} of {r['calls']}", flush=True)
 
-    def apply(st, v): G.VARIANT = v
+    def apply(st, v): st.set_gdn_log(None); G.VARIANT = v      # v7-family builds: the step without its log (GDN_LOG)
 
     what = ("v7 and its builds with the state stores L2 evict_last on all (98), half (101) or a quarter (102) of the lines: bit "
             "identity with v7 over 12 calls; the decode step (27B shape, synthetic, PDL graph): greedy tokens equal to v7's, ms per "

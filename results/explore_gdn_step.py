@@ -14,7 +14,7 @@ import explore_util
 PLANS = {"v7 (engine)": 7, "v8": 8, "v3": 3, "v5 (cluster 2 x 256)": 5, "v6 (cluster 4 x 128)": 6, "v9 (2 x 256)": 9, "v10": 10}
 
 
-def apply(step, v): gdn.VARIANT = v
+def apply(step, v): step.set_gdn_log(None); gdn.VARIANT = v      # v7-family builds: the step without its log (GDN_LOG)
 
 
 explore_util.step_plans(sys.argv[1] if len(sys.argv) > 1 else None, "gdn_step_h200",

@@ -65,7 +65,7 @@ def main():
     record()
     X.print_summary(data, runs, T0)
     if len(runs) > 1:
-        def apply(step, v): G.VARIANT = v
+        def apply(step, v): step.set_gdn_log(None); G.VARIANT = v      # v7-family builds: the step without its log (GDN_LOG)
         explore_util.step_plans(OUT, "gdn_v14_step_h200",
                                 "The decode step (27B shape, synthetic, PDL graph) with GDN v7 (the engine's) and v14 (v7 without its second barrier): "
                                 "ms per token at 1K and 32K, interleaved, three times; greedy tokens equal to v7's.",

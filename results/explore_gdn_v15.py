@@ -84,7 +84,7 @@ def main(NEW=NEW, name="gdn_v15", script="explore_gdn_v15.py", WHAT=WHAT, step_w
     record()
     X.print_summary(data, runs, T0)
     if news:
-        def apply(step, v): G.VARIANT = v
+        def apply(step, v): step.set_gdn_log(None); G.VARIANT = v      # v7-family builds: the step without its log (GDN_LOG)
         explore_util.step_plans(OUT, f"{name}_step_h200", step_what or
                                 "The decode step (27B shape, synthetic, PDL graph) with GDN v7 (the engine's), v15 (a cluster of two 512-thread "
                                 "blocks per head), v16 (v15 at two blocks an SM, the ring's 3 slots after ctl), v17 (v15 with those 3 slots), v18 (the state "

@@ -10,7 +10,7 @@ import explore_util
 from qwen_engine import gdn as G
 
 
-def apply(step, v): G.VARIANT = v
+def apply(step, v): step.set_gdn_log(None); G.VARIANT = v      # v7-family builds: the step without its log (GDN_LOG)
 
 
 if __name__ == "__main__":

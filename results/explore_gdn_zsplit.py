@@ -123,6 +123,7 @@ def step_checks(step, rec, guard, el):
 
 if __name__ == "__main__":
     def extra(step, rec):
+        step.set_gdn_log(None)                              # the records' step: GDN v7 storing its state every token (before GDN_LOG)
         import time
         t0 = time.time()
         el = lambda: f"({time.time() - t0:.0f} s)"
@@ -130,6 +131,7 @@ if __name__ == "__main__":
         explore_util.guard(rec, "step checks", lambda: step_checks(step, rec, None, el))
 
     def apply(st, plan):
+        st.set_gdn_log(None)
         st.__dict__.pop("_gdn_zsplit", None)
         if plan == TWO: st.zsplit, st._gdn_zsplit = (7, False), two_launches.__get__(st)
         else: st.zsplit = plan

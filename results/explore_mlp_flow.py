@@ -162,6 +162,7 @@ def step_checks(step, rec, el):
 
 if __name__ == "__main__":
     def extra(step, rec):
+        step.set_gdn_log(None)                              # the records' step: GDN v7 storing its state every token (before GDN_LOG)
         t0 = time.time()
         el = lambda: f"({time.time() - t0:.0f} s)"
         explore_util.guard(rec, "alone checks", lambda: alone_checks(rec, el))
@@ -172,6 +173,7 @@ if __name__ == "__main__":
             if plan and list(plan) in rec.get("bad_builds", []): del PLANS[label]
 
     def apply(st, plan):
+        st.set_gdn_log(None)
         st.mlpflow = plan
 
     what = ("Chapter 06's v34: the MLP's down projection (the engine's down build's sums) launched to stream while gate|up still "

@@ -441,7 +441,7 @@ def gdn_hint_builds(name: str, script: str, build: int, label: str, step_first: 
     if not step_first: alone_rounds(rec, guard, el, builds, E.time_one, rounds=rounds)
     save()
 
-    def apply(st, v): G.VARIANT = v
+    def apply(st, v): st.set_gdn_log(None); G.VARIANT = v      # v7-family builds: the step without its log (GDN_LOG)
     step_plans(out, name.replace("_h200", "_step_h200"), step_what, script, builds, apply, reps=reps)
     G.VARIANT = 7
     if step_first:
@@ -462,7 +462,7 @@ def gdn_step_graphs(variants) -> tuple:
     step = DecodeStep(cfg, EW, max_context=33 * 1024)
     prompt, graphs = _prompt(1024), {}
     for v in dict.fromkeys(variants):
-        gdn.VARIANT = v; step.graph = None
+        step.set_gdn_log(None); gdn.VARIANT = v; step.graph = None   # v7-family builds: the step without its log
         step.reset(prompt, 64); step.capture()
         graphs[v] = step.graph
     gdn.VARIANT = 7

@@ -303,15 +303,34 @@ def test_decode_record_pdl_layerwise_and_tiny():
 # streams z before its epilogue's wait (weights, x, scales: complete before it starts) and reads mix and 1 / rms after it.
 _V7_WAIT = {"LDG.E.128": 8, "LDG.E.U16": 16, "LDG.E.NA.128.CONSTANT": 4, "LDG.E.64.CONSTANT": 1}
 ZSPLIT_PREWAIT = {
-    "gdn_decode_v7<1, false, true, false, false, false, false, false, false, false, false, false, false, false, true, false, false, 0>": ("gdn", "gdn", dict(_V7_WAIT, **{"LDG.E.CONSTANT": 3}), "99"),
-    "gdn_decode_v7<1, false, true, false, true, false, false, false, false, false, false, false, false, false, true, false, false, 0>": ("gdn", "gdn", dict(_V7_WAIT, **{"LDG.E.CONSTANT": 2}), "100"),
+    "gdn_decode_v7<1, false, true, false, false, false, false, false, false, false, false, false, false, false, true, false, false, 0, false>": ("gdn", "gdn", dict(_V7_WAIT, **{"LDG.E.CONSTANT": 3}), "99"),
+    "gdn_decode_v7<1, false, true, false, true, false, false, false, false, false, false, false, false, false, true, false, false, 0, false>": ("gdn", "gdn", dict(_V7_WAIT, **{"LDG.E.CONSTANT": 2}), "100"),
     "gemv_fp8_v33<2, 2, 3, 10, 8, true>": ("gemv", "gemv", {"LDG.E.NA.128.CONSTANT": 40, "LDG.E.128.CONSTANT": 20, "LDG.E.CONSTANT": 10}, "v33"),
 }
 
-# Chapter 08's log builds (variants 26-28, a measurement): v7's loads before the wait, and the log's slots (5 more 16-byte
-# loads a thread, the staging loop); still no q|k|v|z load above the wait.
-LOG_PREWAIT = {f"gdn_decode_v7<1, false, true, false{', false' * 13}, {n}>": ("gdn", "gdn", dict(_V7_WAIT, **{"LDG.E.128": 13, "LDG.E.64.CONSTANT": 2, "LDG.E.CONSTANT": 3}), f"log {n}")
-               for n in (4, 8, 16)}
+# Chapter 08's log builds (variants 26-31; 26 is the engine's, GDN_LOG, in ENGINE_PREWAIT): v7's loads before the wait,
+# and the log's slots (5 more 16-byte loads a thread, the staging loop); still no q|k|v|z load above the wait. v7 itself,
+# the engine's GDN build before the log (set_gdn_log(None), a measurement now), keeps its audit. LOGP's staging loop runs a
+# run-time count (29-31): ptxas unrolls it, 37 16-byte loads in its machine code, fewer issued.
+LOG_PREWAIT = {f"gdn_decode_v7<1, false, true, false{', false' * 13}, {n}, {'true' if p else 'false'}>": ("gdn", "gdn", dict(_V7_WAIT, **{"LDG.E.128": 37 if p else 13, "LDG.E.64.CONSTANT": 2, "LDG.E.CONSTANT": 3}), f"log {n}{p}")
+               for n in (4, 8, 16) for p in ("", ", true") if (n, p) != (4, "")}
+V7_PREWAIT = {f"gdn_decode_v7<1, false, true, false{', false' * 13}, 0, false>": ("gdn", "gdn", dict(_V7_WAIT, **{"LDG.E.64.CONSTANT": 2, "LDG.E.CONSTANT": 3}), "v7")}
+
+
+def test_the_engines_gdn_build_is_the_log_build():
+    "The step's GDN layers run GDN_LOG (26: N = 4) by default, its log sized for the model; set_gdn_log(None) is v7, an unknown variant is refused."
+    from qwen_engine.step import DecodeStep, GDN_LOG, ENGINE_PREWAIT
+    from qwen_engine.gdn import _LOG, LOGW
+    cfg = preset("tiny")
+    EW, _ = synthetic_engine_weights(cfg, seed=0, device="cpu")
+    st = DecodeStep(cfg, EW, max_context=64, device="cpu")
+    assert GDN_LOG == 26 and st.gdn_logv == 26 and _LOG[26] == 4
+    assert tuple(st.gdn_logbuf.shape) == (len(cfg.linear_layers), cfg.linear_num_value_heads, 3, LOGW)
+    assert any(k.startswith("gdn_decode_v7<") and k.endswith(", 4, false>") for k in ENGINE_PREWAIT)
+    assert not any(k.startswith("gdn_decode_v7<") and k.endswith(", 0, false>") for k in ENGINE_PREWAIT)
+    st.set_gdn_log(None)
+    assert st.gdn_logv is None and st.gdn_logbuf is None and st.graph is None
+    with pytest.raises(ValueError, match="not a log variant"): st.set_gdn_log(7)
 
 
 def test_prewait_audit_engine_builds():
@@ -319,11 +338,11 @@ def test_prewait_audit_engine_builds():
     (and SAMPLING_PREWAIT, a sampling step's; ZSPLIT_PREWAIT, chapter 08's z split; LOG_PREWAIT, its log builds) allows. Negative control: the GDN v7 build that releases its dependents before its wait (REL) is caught, its q|k|v|z
     load (LDG.E.U16.CONSTANT) scheduled above the wait, which made the step generate other tokens on the H200."""
     from qwen_engine.step import prewait_audit, ENGINE_PREWAIT, SAMPLING_PREWAIT
-    rel = "gdn_decode_v7<1, false, true, false, true, false, false, false, false, false, false, false, false, false, false, false, false, 0>"
-    a = prewait_audit(dict(ENGINE_PREWAIT, **SAMPLING_PREWAIT, **ZSPLIT_PREWAIT, **LOG_PREWAIT, **{rel: ("gdn", "gdn", None, "REL")}))
-    for b, v in {**ENGINE_PREWAIT, **SAMPLING_PREWAIT, **ZSPLIT_PREWAIT, **LOG_PREWAIT}.items(): assert a[b] == v[2], (b, a[b], v[2])
+    rel = "gdn_decode_v7<1, false, true, false, true, false, false, false, false, false, false, false, false, false, false, false, false, 0, false>"
+    a = prewait_audit(dict(ENGINE_PREWAIT, **SAMPLING_PREWAIT, **ZSPLIT_PREWAIT, **LOG_PREWAIT, **V7_PREWAIT, **{rel: ("gdn", "gdn", None, "REL")}))
+    for b, v in {**ENGINE_PREWAIT, **SAMPLING_PREWAIT, **ZSPLIT_PREWAIT, **LOG_PREWAIT, **V7_PREWAIT}.items(): assert a[b] == v[2], (b, a[b], v[2])
     assert a[rel] is not None and a[rel].get("LDG.E.U16.CONSTANT") == 1
-    assert a[rel] != ENGINE_PREWAIT["gdn_decode_v7<1, false, true, false, false, false, false, false, false, false, false, false, false, false, false, false, false, 0>"][2]
+    assert a[rel] != V7_PREWAIT["gdn_decode_v7<1, false, true, false, false, false, false, false, false, false, false, false, false, false, false, false, false, 0, false>"][2]
 
 
 def test_prewait_audit_e_against_ek():
