@@ -73,6 +73,10 @@ def test_decode_record_gates():
     head = f"gemv:lm_head_bf16_v6<{h[1]}, {h[2]}, 1, {h[3]}, 20>"
     assert L["by_kernel"].get(head) == 1, (head, [k for k in L["by_kernel"] if "lm_head" in k])
     assert L["total"] == sum(L["by_kernel"].values()) == 1 + 129 + 4 * 64 + 16 * len(attn) + 48 + 2 + 1   # embed, norms, GEMVs, attention, GDN, head, finish
+    from qwen_engine.step import GDN_LOG                                  # ... and its GDN layers the engine's log build
+    from qwen_engine.gdn import _NAMES26, _LOG
+    gdn = {k.split(":", 1)[1]: n for k, n in L["by_kernel"].items() if k.startswith("gdn:")}
+    assert d["gdn_log"] == GDN_LOG and gdn == {_NAMES26[list(_LOG).index(GDN_LOG)]: 48}, gdn
     for ctx in ("1024", "32768"):
         s = d["speed"][ctx]
         assert abs(s["frac_of_floor"] - s["floor_ms"] / s["ms"]) < 1e-9 and s["bytes"] == step_bytes(decode_budget(preset("qwen3_5_27b")), int(ctx))
