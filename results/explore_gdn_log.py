@@ -90,30 +90,38 @@ def step_states(step, rec):
     step.set_gdn_log(None)
 
 
-if __name__ == "__main__":
-    out = sys.argv[1] if len(sys.argv) > 1 else None
-    rec, guard, el, save = explore_util.recorder(
-        "gdn_log_h200", "v7 and variants 26-28 (the state stored whole every 4, 8, 16 tokens, a log of the updates between): "
-        "bit identity with v7 (out, conv ring, the rebuilt state) over 43 tokens x 6 layers from positions 0 and 1000, with "
-        "two negative controls; us a launch in a graph of 48 launches over 48 layers, plain and chained with PDL, two rounds",
-        SCRIPT, out=out, builds=BUILDS, identity=[], times=[])
-    for v in (26, 27, 28):
+def main(out, name, what, step_name, step_what, script, variants, builds, alone, reps):
+    """Identity of `variants` from positions 0 and 1000 (record `name`); if all hold, the step with `builds`, `reps`
+    interleaved rounds (record `step_name`, with step_states); then `alone`'s builds in graphs of 48 launches, two rounds."""
+    global BUILDS
+    BUILDS = builds                                        # what step_states runs
+    rec, guard, el, save = explore_util.recorder(name, what, script, out=out, builds=alone, identity=[], times=[])
+    for v in variants:
         for pos0 in (0, 1000):
             r = guard(f"identity {v} {pos0}", lambda: identity(v, pos0))
             if r: rec["identity"].append(r); print(f"identity {r} {el()}", flush=True)
     save()
-    ok = len(rec["identity"]) == 6 and all(r["out"] == r["conv"] == r["state"] == r["checks"] for r in rec["identity"])
+    ok = len(rec["identity"]) == 2 * len(variants) and all(r["out"] == r["conv"] == r["state"] == r["checks"] for r in rec["identity"])
     print(f"identity ok: {ok}", flush=True)
 
     def apply(st, v): st.set_gdn_log(None if v == 7 else v)
     if ok:
-        explore_util.step_plans(out, "gdn_log_step_h200",
-                                "The decode step (27B shape, synthetic, PDL graph) with GDN v7 and variants 26-28 (the state whole every "
-                                "4, 8, 16 tokens, a log between): greedy tokens, rebuilt states and conv rings equal to v7's after 16 + 24 "
-                                "tokens (step_states), then ms per token at 1K and 32K, interleaved five times.",
-                                SCRIPT, BUILDS, apply, reps=5, extra=lambda st, r: guard("step states", lambda: step_states(st, r)))
-    logs = {v: G.gdn_log(CFG, G._LOG[v], 48, DEV) for v in (26, 27, 28)}
+        explore_util.step_plans(out, step_name, step_what, script, builds, apply, reps=reps,
+                                extra=lambda st, r: guard("step states", lambda: step_states(st, r)))
+    logs = {v: G.gdn_log(CFG, G._LOG[v], 48, DEV) for v in alone.values() if v != 7}
     tone = lambda v, M=1, pdl=False: E.time_one(v, M=M, pdl=pdl, **({} if v == 7 else dict(log=logs[v])))
-    explore_util.alone_rounds(rec, guard, el, BUILDS, tone, rounds=2)
+    explore_util.alone_rounds(rec, guard, el, alone, tone, rounds=2)
     save()
     print(f"done {el()}; errors {len(rec['errors'])}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else None, "gdn_log_h200",
+         "v7 and variants 26-28 (the state stored whole every 4, 8, 16 tokens, a log of the updates between): "
+         "bit identity with v7 (out, conv ring, the rebuilt state) over 43 tokens x 6 layers from positions 0 and 1000, with "
+         "two negative controls; us a launch in a graph of 48 launches over 48 layers, plain and chained with PDL, two rounds",
+         "gdn_log_step_h200",
+         "The decode step (27B shape, synthetic, PDL graph) with GDN v7 and variants 26-28 (the state whole every "
+         "4, 8, 16 tokens, a log between): greedy tokens, rebuilt states and conv rings equal to v7's after 16 + 24 "
+         "tokens (step_states), then ms per token at 1K and 32K, interleaved five times.",
+         SCRIPT, (26, 27, 28), BUILDS, BUILDS, 5)

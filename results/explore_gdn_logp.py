@@ -10,40 +10,19 @@ bytes before the wait). explore_gdn_log.py's checks and timings, for the new bui
 Usage, from the repo root on the H200:  PYTHONPATH=. python3 results/explore_gdn_logp.py OUT_DIR   (about 4 min)"""
 import os, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import explore_util
-import explore_gdn_v3 as E
 import explore_gdn_log as L
-from qwen_engine import gdn as G
 
 SCRIPT = "explore_gdn_logp.py"
 BUILDS = {"v7": 7, "log 4 (26)": 26, "log 8 (27)": 27, "log 4 staged (29)": 29, "log 8 staged (30)": 30}
 ALONE = dict(BUILDS, **{"log 16 staged (31)": 31})
 
 if __name__ == "__main__":
-    out = sys.argv[1] if len(sys.argv) > 1 else None
-    L.BUILDS = BUILDS                                      # what L.step_states runs
-    rec, guard, el, save = explore_util.recorder(
-        "gdn_logp_h200", "v7 and the log builds 26-27 and 29-31 (29-31: staging only the entries a token replays): bit identity "
-        "of 29-31 with v7 (out, conv ring, the rebuilt state) over 43 tokens x 6 layers from positions 0 and 1000, with two "
-        "negative controls; us a launch in a graph of 48 launches over 48 layers, plain and chained with PDL, two rounds",
-        SCRIPT, out=out, builds=ALONE, identity=[], times=[])
-    for v in (29, 30, 31):
-        for pos0 in (0, 1000):
-            r = guard(f"identity {v} {pos0}", lambda: L.identity(v, pos0))
-            if r: rec["identity"].append(r); print(f"identity {r} {el()}", flush=True)
-    save()
-    ok = len(rec["identity"]) == 6 and all(r["out"] == r["conv"] == r["state"] == r["checks"] for r in rec["identity"])
-    print(f"identity ok: {ok}", flush=True)
-
-    def apply(st, v): st.set_gdn_log(None if v == 7 else v)
-    if ok:
-        explore_util.step_plans(out, "gdn_logp_step_h200",
-                                "The decode step (27B shape, synthetic, PDL graph) with GDN v7, the log builds 26 and 27 (every slot "
-                                "staged) and 29 and 30 (only the entries replayed): greedy tokens, rebuilt states and conv rings equal "
-                                "to v7's after 16 + 24 tokens (step_states), then ms per token at 1K and 32K, interleaved six times.",
-                                SCRIPT, BUILDS, apply, reps=6, extra=lambda st, r: guard("step states", lambda: L.step_states(st, r)))
-    logs = {v: G.gdn_log(E.CFG, G._LOG[v], 48, L.DEV) for v in ALONE.values() if v != 7}
-    tone = lambda v, M=1, pdl=False: E.time_one(v, M=M, pdl=pdl, **({} if v == 7 else dict(log=logs[v])))
-    explore_util.alone_rounds(rec, guard, el, ALONE, tone, rounds=2)
-    save()
-    print(f"done {el()}; errors {len(rec['errors'])}")
+    L.main(sys.argv[1] if len(sys.argv) > 1 else None, "gdn_logp_h200",
+           "v7 and the log builds 26-27 and 29-31 (29-31: staging only the entries a token replays): bit identity "
+           "of 29-31 with v7 (out, conv ring, the rebuilt state) over 43 tokens x 6 layers from positions 0 and 1000, with two "
+           "negative controls; us a launch in a graph of 48 launches over 48 layers, plain and chained with PDL, two rounds",
+           "gdn_logp_step_h200",
+           "The decode step (27B shape, synthetic, PDL graph) with GDN v7, the log builds 26 and 27 (every slot "
+           "staged) and 29 and 30 (only the entries replayed): greedy tokens, rebuilt states and conv rings equal "
+           "to v7's after 16 + 24 tokens (step_states), then ms per token at 1K and 32K, interleaved six times.",
+           SCRIPT, (29, 30, 31), BUILDS, ALONE, 6)
