@@ -489,7 +489,8 @@ def test_timeline_records_are_whole_and_add_up():
     from qwen_engine.runtime import repo_root
     rec = lambda n: json.loads((repo_root() / "results" / f"{n}.json").read_text())["data"]
     for name, launches in (("step_timeline_h200", 453), ("step_timeline_no_norms_h200", 324), ("step_timeline_ln1_late_h200", 453),
-                           ("step_timeline_ends_h200", 453), ("step_timeline_now_h200", 453)):
+                           ("step_timeline_ends_h200", 453), ("step_timeline_now_h200", 453),
+                           ("step_timeline_log_h200", 453)):
         d = rec(name)
         assert timeline_problems(d, launches) == [], name
         if "plain_tokens" in d: assert d["tokens_equal"] and d["plain_tokens"] == d["timeline_tokens"], name
