@@ -80,15 +80,21 @@ def _l2norm_lanes(t: torch.Tensor) -> torch.Tensor:
     ss = _butterfly(((sq[..., 0] + sq[..., 1]) + sq[..., 2]) + sq[..., 3], t.dim() - 1)
     return t * (1.0 / torch.sqrt(ss + 1e-6))[..., None]
 
-def gdn_emulated(qkvz, x, w_b, w_a, conv_w, A_log, dt_bias, norm_w, conv_state, rec_state, layer, pos, cfg: ModelConfig, eps=None):
+def gdn_emulated(qkvz, x, w_b, w_a, conv_w, A_log, dt_bias, norm_w, conv_state, rec_state, layer, pos, cfg: ModelConfig, eps=None,
+                 log=None, N=None):
     """The kernel's algorithm in torch, for any config and device. Same arguments as gdn_decode, with `pos` an int
     instead of ctl; updates conv_state[layer] and rec_state[layer] in place; returns out [M, HV * 128] bf16.
+    `log`, `N` (variants 26-31, M = 1): rec_state holds the last whole state; the token starts from it with the log
+    replayed (gdn_materialise) and stores its state whole at phase N - 1, its entry (decay, k, delta) in slot phase else.
     M rows are M steps, each exactly a single step (the kernel's M-step form keeps the state in registers between them;
     torch's CPU vector code would round transcendental functions differently for tensors of another length)."""
+    assert log is None or (qkvz.shape[0] == 1 and N and tuple(log.shape[2:]) == (N - 1, LOGW) and rec_state.dtype == torch.float32), \
+        "the log builds run one token on an fp32 state; log = gdn_log(cfg, N)"
     return torch.cat([_emulated_step(qkvz[m:m + 1], x[m:m + 1], w_b, w_a, conv_w, A_log, dt_bias, norm_w, conv_state, rec_state,
-                                     layer, pos + m, cfg, eps) for m in range(qkvz.shape[0])])
+                                     layer, pos + m, cfg, eps, log, N) for m in range(qkvz.shape[0])])
 
-def _emulated_step(qkvz, x, w_b, w_a, conv_w, A_log, dt_bias, norm_w, conv_state, rec_state, layer, pos, cfg: ModelConfig, eps=None):
+def _emulated_step(qkvz, x, w_b, w_a, conv_w, A_log, dt_bias, norm_w, conv_state, rec_state, layer, pos, cfg: ModelConfig, eps=None,
+                   log=None, N=None):
     M = qkvz.shape[0]
     H, HV, D = cfg.linear_num_key_heads, cfg.linear_num_value_heads, cfg.linear_key_head_dim
     C, QK, VD = cfg.gdn_conv_dim, cfg.gdn_key_dim, cfg.gdn_value_dim
@@ -113,7 +119,7 @@ def _emulated_step(qkvz, x, w_b, w_a, conv_w, A_log, dt_bias, norm_w, conv_state
     rep = HV // H                                                              # value head h reads key head h // rep
     q, k = q.repeat_interleave(rep, dim=1), k.repeat_interleave(rep, dim=1)
     sd = rec_state.dtype
-    S = image_to_rec(rec_state[layer]).float()                                 # [HV, K, V]
+    S = image_to_rec(rec_state[layer] if log is None else gdn_materialise(rec_state, log, layer, pos, N)).float()   # [HV, K, V]
     core = torch.empty(M, HV, D, device=qkvz.device)
     for m in range(M):
         S = S * g[m].exp()[:, None, None]
@@ -122,7 +128,11 @@ def _emulated_step(qkvz, x, w_b, w_a, conv_w, A_log, dt_bias, norm_w, conv_state
         S = S + k[m][:, :, None] * delta[:, None, :]
         core[m] = _lane_dot(S, q[m]).to(bf).float()
         if sd == bf: S = S.to(bf).float()                                      # the bf16-state peer rounds after each token
-    rec_state[layer] = rec_to_image(S).to(sd)
+    phase = 0 if log is None else (pos + layer) % N
+    if log is None or phase == N - 1: rec_state[layer] = rec_to_image(S).to(sd)
+    else:                                                                       # the log builds: this token's entry, not the state
+        e = log[layer, :, phase]
+        e[:, 0], e[:, 4:132], e[:, 132:260] = g[0].exp(), k[0], delta
     # gated RMSNorm per head: qe_warp_rms_inv<4> (fmaf per lane, butterfly) then qe_gated_apply
     c4 = core.reshape(M, HV, 32, 4)
     ss = torch.zeros(M, HV, 32, device=qkvz.device)

@@ -122,7 +122,7 @@ def _emulate_kernels(monkeypatch, holder):
     from qwen_engine.gemv import torch_epilogue
     from qwen_engine.checkpoint import dequantize
     from qwen_engine.attention import attention_emulated, PAGE
-    from qwen_engine.gdn import gdn_emulated
+    from qwen_engine.gdn import gdn_emulated, _LOG
 
     def rmsnorm(x, w, eps, out, **kw): out.copy_(R.rms_norm(x, w, eps)); return out
 
@@ -139,8 +139,9 @@ def _emulate_kernels(monkeypatch, holder):
         pool.kv[0, layer, pg, :, pos % PAGE], pool.kv[1, layer, pg, :, pos % PAGE] = k[0], v[0]
         out.copy_(o)
 
-    def gdn_decode(qkvz, x, w_b, w_a, conv_w, A_log, dt_bias, norm_w, conv_state, rec_state, layer, ctl, cfg, out, M=1, **kw):
-        out.copy_(gdn_emulated(qkvz, x, w_b, w_a, conv_w, A_log, dt_bias, norm_w, conv_state, rec_state, layer, int(ctl[0]), cfg))
+    def gdn_decode(qkvz, x, w_b, w_a, conv_w, A_log, dt_bias, norm_w, conv_state, rec_state, layer, ctl, cfg, out, M=1, log=None, variant=None, **kw):
+        N = None if log is None else _LOG[variant]                        # the log builds (the engine's GDN_LOG): the state every N tokens
+        out.copy_(gdn_emulated(qkvz, x, w_b, w_a, conv_w, A_log, dt_bias, norm_w, conv_state, rec_state, layer, int(ctl[0]), cfg, log=log, N=N))
 
     def lm_head(W, x, rowset=None, S=4, logits=False, scratch=None, pdl=False):
         lg = (x.float() @ W[rowset.long()].float().t()).to(torch.bfloat16)            # fp32 sums rounded to bf16, as the kernel
@@ -215,6 +216,36 @@ def test_step_wiring_matches_the_reference(monkeypatch):
     assert not top1_within_noise(got.roll(1, 0))                          # negative control: the logits one position late
     assert [st.prediction(s) for s in (0, 100, 275)] == [int(got[s].float().argmax()) for s in (0, 100, 275)]
     assert int(st.ctl[0]) == len(prompt) and int(st.ctl[1]) == int(got[-1].float().argmax())   # the graph continues on its own
+
+
+def test_step_log_build_is_v7_bit_for_bit_emulated(monkeypatch):
+    """The step's GDN layers as the engine runs them (GDN_LOG: the state whole every 4 tokens, a log between) against v7
+    (set_gdn_log(None)), every kernel emulated on the CPU (the log's too: gdn_emulated with log): the same logits bit for
+    bit at every position of a 13-token prompt (every phase of every layer, and the rebuild across whole stores), and
+    recurrent_state() equal to v7's states. Not vacuous: rec itself differs from v7's (it holds older whole states), and
+    rebuilt with the wrong N the states differ."""
+    from qwen_engine.step import DecodeStep, GDN_LOG
+    from qwen_engine.gdn import gdn_materialise
+    cfg = preset("tiny")
+    EW, _ = synthetic_engine_weights(cfg, seed=0, device="cpu")
+    holder = {}
+    _emulate_kernels(monkeypatch, holder)
+    prompt = [791, 6722, 315, 9625, 374, 12366, 13, 578, 6722, 315, 9635, 374, 12366]      # 13 tokens: each layer's phases three times
+    got = {}
+    for plan in (GDN_LOG, None):
+        st = holder["step"] = DecodeStep(cfg, EW, max_context=64, keep_logits=True, device="cpu")
+        st.set_gdn_log(plan)
+        st.reset(prompt, 1)
+        logits = []
+        for _ in prompt:
+            st.body(); logits.append(st.logits[0].clone())
+        got[plan] = (torch.stack(logits), st.recurrent_state(), st.rec.clone(), st)
+    (l26, s26, r26, st26), (l7, s7, r7, _) = got[GDN_LOG], got[None]
+    assert torch.equal(l26.view(torch.int16), l7.view(torch.int16))
+    assert torch.equal(s26.view(torch.int32), s7.view(torch.int32))
+    assert not torch.equal(r26, r7)                                      # the log was in use: rec holds the last whole states
+    wrong = torch.stack([gdn_materialise(st26.rec, st26.gdn_logbuf, i, len(prompt), 3) for i in range(st26.rec.shape[0])])
+    assert not torch.equal(wrong, s7)
 
 
 def test_step_wiring_negative_control(monkeypatch):
