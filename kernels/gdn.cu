@@ -1188,12 +1188,15 @@ __device__ __forceinline__ void gdn_state_store_el(const float (&s)[8][4], void*
 // starts from the zero state, as rec is zeroed). ctl[0] is read before the wait: no kernel of the step writes it.
 // LOGP (variants 29, 30, 31: LOGN = 4, 8, 16): the same, staging only the slots the token replays (phase of them) instead of
 // all LOGN - 1: fewer bytes before the wait, the same values.
+// LDCG (variants 32, 33: v7 and v26 with REL): released before the grid wait, the q|k|v|z row and z read by coherent loads
+// (__ldcg, as ZX does) so that ptxas cannot schedule them above the wait (v7's REL build had its q|k|v|z load there:
+// chapter 09a). The same values; the next launch may start while this one waits (a chain's launch latency hidden).
 // ZX (variants 99, 100: the z split, chapter 08): the gated norm's last step is left to the z GEMV (chapter 06's v33): no z
 // load, no SiLU(z); warp 0 writes the row's core values (bf16, as s_core holds them) into `out` and lane 0 its 1 / rms
 // (fp32) into `probe` read as float[48]; v33's epilogue then forms qe_gated_apply(core, 1 / rms, norm_w, z), v7's value.
 template <int M, bool BF16_STATE, bool EARLY, bool PROBE, bool REL = false, bool NOB2 = false, bool NOBA = false, bool NOST = false,
           bool CSST = false, bool CSLD = false, bool NOLD = false, bool NOSTO = false, bool WTST = false, bool ELST = false, bool ZX = false,
-          bool ELH = false, bool ELQ = false, int LOGN = 0, bool LOGP = false>
+          bool ELH = false, bool ELQ = false, int LOGN = 0, bool LOGP = false, bool LDCG = false>
 __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v7(
     const unsigned short* __restrict__ qkvz, const unsigned short* __restrict__ x,
     const unsigned short* __restrict__ w_b, const unsigned short* __restrict__ w_a,
@@ -1217,8 +1220,9 @@ __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v7(
   const size_t base = ((size_t)layer * GDN_HV + h) * (GDN_D * GDN_D) + (size_t)w * 1024;
   static_assert(!(CSST || CSLD || WTST || ELST) || !BF16_STATE, "the cache-hint builds are fp32-state builds");
   static_assert(!(ELH || ELQ) || (ELST && !(ELH && ELQ)), "ELH, ELQ: one fraction of ELST's policy");
-  static_assert(LOGN == 0 || (LOGN > 1 && M == 1 && !BF16_STATE && EARLY && !PROBE && !REL && !NOB2 && !NOBA && !NOST && !CSST && !CSLD
+  static_assert(LOGN == 0 || (LOGN > 1 && M == 1 && !BF16_STATE && EARLY && !PROBE && (!REL || LDCG) && !NOB2 && !NOBA && !NOST && !CSST && !CSLD
                              && !NOLD && !NOSTO && !WTST && !ELST && !ZX), "LOGN: v7's one-token fp32 build, nothing else changed");
+  static_assert(!LDCG || (REL && M == 1 && !ZX), "LDCG: the released build (REL) with its q|k|v|z and z loads coherent");
   static_assert(!LOGP || LOGN > 1, "LOGP: a log build's staging");
   if constexpr (CSLD) gdn_state_load_cs(s, rec_state, base, l);
   else if constexpr (!NOST && !NOLD) gdn_state_load<BF16_STATE>(s, rec_state, base, l);
@@ -1278,11 +1282,14 @@ __global__ void __launch_bounds__(GDN_THREADS, 1) gdn_decode_v7(
   unsigned short in[M];
   if (conv_t) {
 #pragma unroll
-    for (int m = 0; m < M; ++m) in[m] = ZX ? __ldcg(qkvz + (size_t)m * GDN_ROW + ch) : qkvz[(size_t)m * GDN_ROW + ch];   // ZX: a coherent load,
+    for (int m = 0; m < M; ++m) in[m] = (ZX || LDCG) ? __ldcg(qkvz + (size_t)m * GDN_ROW + ch) : qkvz[(size_t)m * GDN_ROW + ch];   // ZX: a coherent load,
   }                                                        // never scheduled above the wait (a read-only one was, with REL: chapter 09a)
   uint2 zv = make_uint2(0u, 0u);
   static_assert(!ZX || (M == 1 && !PROBE && !NOB2), "ZX: one token, the probe's pointer holds 1 / rms");
-  if (!ZX && zrow < M) zv = *reinterpret_cast<const uint2*>(qkvz + (size_t)zrow * GDN_ROW + GDN_CONV + h * GDN_D + 4 * l);
+  if (!ZX && zrow < M) {
+    const uint2* zp = reinterpret_cast<const uint2*>(qkvz + (size_t)zrow * GDN_ROW + GDN_CONV + h * GDN_D + 4 * l);
+    zv = LDCG ? __ldcg(zp) : *zp;                           // LDCG: coherent, so never above the wait of a released build
+  }
   constexpr bool XH = M <= 4;
   uint4 xh[GDN_NIT][XH ? M : 1];
   if constexpr (!NOBA) gdn_x_load<M, XH>(xh, x, tid);
@@ -1573,6 +1580,8 @@ template __global__ void gdn_decode_v7<1, false, true, false, false, false, fals
 template __global__ void gdn_decode_v7<1, false, true, false, false, false, false, false, false, false, false, false, false, false, false, false, false, 4, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // variant 29: LOGN 4, LOGP
 template __global__ void gdn_decode_v7<1, false, true, false, false, false, false, false, false, false, false, false, false, false, false, false, false, 8, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // variant 30: LOGN 8, LOGP
 template __global__ void gdn_decode_v7<1, false, true, false, false, false, false, false, false, false, false, false, false, false, false, false, false, 16, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // variant 31: LOGN 16, LOGP
+template __global__ void gdn_decode_v7<1, false, true, false, true, false, false, false, false, false, false, false, false, false, false, false, false, 0, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // variant 32: v7, REL, LDCG
+template __global__ void gdn_decode_v7<1, false, true, false, true, false, false, false, false, false, false, false, false, false, false, false, false, 4, false, true>(const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const unsigned short*, const float*, const float*, const unsigned short*, unsigned short*, void*, int, const int*, unsigned short*, float, int, unsigned long long*);   // variant 33: LOGN 4, REL, LDCG
 #endif
 #endif
 

@@ -471,10 +471,17 @@ _ABLATE[102] = ("false",) * 7 + ("true", "false", "false", "true")   # <..., ELQ
 _ZX = {99: "false", 100: "true"}   # the z split (v7's ZX build; `rinv`): released after its grid wait (99), before it (100, REL)
 _NAMES99 = tuple(f"gdn_decode_v7<1, false, true, false, {r}, false, false, false, false, false, false, false, false, false, true>" for r in _ZX.values())
 _NAMES90 = tuple(f"gdn_decode_v7<1, false, true, false, false, false, {', '.join(f)}>" for f in _ABLATE.values())
-_LOG = {26: 4, 27: 8, 28: 16, 29: 4, 30: 8, 31: 16}   # v7 with the state stored whole every N tokens and a log of the updates
-_LOGP = (29, 30, 31)   # between (LOGN; `log`); 29-31 stage only the entries the token replays (LOGP)
-_NAMES26 = tuple(f"gdn_decode_v7<1, false, true, false{', false' * 13}, {n}{', true' if v in _LOGP else ''}>" for v, n in _LOG.items())
-_SHAPES.update({v: (1, 512) for v in _LOG})
+_LOG = {26: 4, 27: 8, 28: 16, 29: 4, 30: 8, 31: 16, 33: 4}   # v7 with the state stored whole every N tokens and a log of the
+_LOGP = (29, 30, 31)   # updates between (LOGN; `log`); 29-31 stage only the entries the token replays (LOGP)
+_RELC = (32, 33)       # v7 (32) and 26 (33) released before their grid wait, their q|k|v|z and z loads coherent (REL, LDCG)
+
+def _v7_name(n: int = 0, logp: bool = False, relc: bool = False) -> str:
+    "The v7 build of LOGN n (0: none), LOGP, and REL with LDCG: every template argument before the last set one written out."
+    rel = "true" if relc else "false"
+    return f"gdn_decode_v7<1, false, true, false, {rel}{', false' * 12}, {n}" + (", false, true>" if relc else ", true>" if logp else ">")
+_LOG_NAME = {v: _v7_name(n, v in _LOGP, v in _RELC) for v, n in _LOG.items()} | {32: _v7_name(relc=True)}
+_NAMES26 = tuple(_LOG_NAME.values())   # one NVRTC compile for the log builds and 32
+_SHAPES.update({v: (1, 512) for v in _LOG_NAME})
 LOGW = 4 + 2 * 128   # floats in a log entry: the decay, 3 unused, k[128], delta[128]
 
 def gdn_log(cfg: ModelConfig, N: int, n_layers=None, device="cuda") -> torch.Tensor:
@@ -526,7 +533,7 @@ def _build(M: int, bf16_state: bool, variant: int, probe=False, rel=False) -> tu
     and v8 (EARLY true / false, 36; `rel`: variant 7's build released before its grid wait), v9 (two blocks per head,
     no cluster, 18), v10 and v11 (36), v12 and v13 (18), v14 (v7's NOB2 build, 18), v15 (18) and each pair of its builds
     16/17, 18/19, 20/21, 22/23, 24/25 (36 each; `_V15_FLAGS`), v7's ablation builds 90-92 and 95-96 (timing only,
-    wrong outputs) and its cache-hint builds 93-94, 97, 98, 101 and 102 (v7's values): `_ABLATE`; the z split's 99 and 100 (`_ZX`); the log's 26-31 (`_LOG`). The -D switches leave other families' explicit nvcc
+    wrong outputs) and its cache-hint builds 93-94, 97, 98, 101 and 102 (v7's values): `_ABLATE`; the z split's 99 and 100 (`_ZX`); the log's 26-31 and 33 (`_LOG`), and 32 (v7 released before its wait, `_RELC`). The -D switches leave other families' explicit nvcc
     instantiations out (nvcc, `book.py compile`, compiles all). `probe`: the timestamp build (M = 1, v3 and later)."""
     b, pr = ("true" if bf16_state else "false"), ("true" if probe else "false")
     if variant in (1, 2): return f"gdn_decode_v{variant}<{M}, {b}>", ("-DQE_GDN_NO_V3", "-DQE_GDN_NO_V5", "-DQE_GDN_NO_V7", "-DQE_GDN_NO_V9"), _NAMES
@@ -543,9 +550,9 @@ def _build(M: int, bf16_state: bool, variant: int, probe=False, rel=False) -> tu
     if variant in _ABLATE:
         assert M == 1 and not bf16_state and not probe, "the ablation builds (90-98, 101, 102) are M = 1, fp32 state, no probe"
         return f"gdn_decode_v7<1, false, true, false, false, false, {', '.join(_ABLATE[variant])}>", tuple(d for d in _NO if d != "-DQE_GDN_NO_V7"), _NAMES90
-    if variant in _LOG:
-        assert M == 1 and not bf16_state and not probe, "the log builds (26-31) are M = 1, fp32 state, no probe"
-        return _NAMES26[list(_LOG).index(variant)], tuple(d for d in _NO if d != "-DQE_GDN_NO_V7"), _NAMES26
+    if variant in _LOG_NAME:
+        assert M == 1 and not bf16_state and not probe, "the log builds (26-31, 33) and 32 are M = 1, fp32 state, no probe"
+        return _LOG_NAME[variant], tuple(d for d in _NO if d != "-DQE_GDN_NO_V7"), _NAMES26
     if variant in _ZX:
         assert M == 1 and not bf16_state and not probe, "the z split's builds (99, 100) are M = 1, fp32 state, no probe"
         return _NAMES99[variant - 99], tuple(d for d in _NO if d != "-DQE_GDN_NO_V7"), _NAMES99
@@ -581,7 +588,8 @@ def gdn_decode(qkvz, x, w_b, w_a, conv_w, A_log, dt_bias, norm_w, conv_state, re
     split, M = 1): v7 leaving the gated norm's last step to chapter 06's v33 (`gdn_z_gated`): out gets each head's core
     values, `rinv` (fp32 [48] on the device) each head's 1 / rms; 100 releases its dependents before its grid wait.
     Variants 26, 27, 28 (M = 1, fp32 state): v7 storing the state whole every 4, 8, 16 tokens and a log entry between
-    (29, 30, 31: the same, staging only the entries a token replays)
+    (29, 30, 31: the same, staging only the entries a token replays; 33: 26 released before its grid wait, its q|k|v|z and
+    z loads coherent; 32: v7 so released)
     (`log` = gdn_log(cfg, N) for the layers of rec_state); rec then holds the last whole state: gdn_materialise rebuilds."""
     import numpy as np
     from qwen_engine.runtime import launch

@@ -485,7 +485,8 @@ _SIG = {"gemv": "(const unsigned char*, const float*, const unsigned short*, con
         "attn": "(const unsigned short*, const int*, const unsigned short*, const unsigned short*, const unsigned short*, const int*, int, unsigned short*, "
                 "unsigned short*, unsigned short*, float*, float*, unsigned short*, unsigned long long*, int, int, int, int, int, int, float)"}
 _W, _S = "LDG.E.NA.128.CONSTANT", "LDG.E.CONSTANT"
-# build (every template argument written out, defaults too) -> (kernel file, signature key or None for an extern "C"
+# build (every template argument written out up to the last one it sets; defaulted ones after it may be left out,
+# prewait_audit matches them) -> (kernel file, signature key or None for an extern "C"
 # kernel, the global loads allowed before the wait by SASS opcode, what they are)
 ENGINE_PREWAIT = {
     "gemv_fp8_v26<2, 2, 0, 3, 10, 7, true, true, false>": ("gemv", "gemv", {_W: 12, _S: 3}, "q|gate|k|v: 4 rows x a run of 3 steps of weights, their scales (EK)"),
@@ -513,7 +514,7 @@ SAMPLING_PREWAIT = {
 def prewait_audit(builds: dict = None) -> dict:
     """{build: pre-wait global loads} of `builds` (default ENGINE_PREWAIT; entries as there), one nvcc compile per kernel
     file (appendix 90's prewait_loads; needs nvcc, cuobjdump, nvdisasm)."""
-    from qwen_engine.runtime import prewait_loads, mangled_prefix
+    from qwen_engine.runtime import prewait_loads
     builds = ENGINE_PREWAIT if builds is None else builds
     out = {}
     for f in dict.fromkeys(v[0] for v in builds.values()):
@@ -522,6 +523,17 @@ def prewait_audit(builds: dict = None) -> dict:
         src += "".join(f"template __global__ void {b}{_SIG[v[1]]};\n" for b, v in mine.items() if v[1])
         found = prewait_loads(src)
         for b in mine:
-            hits = [loads for sym, loads in found.items() if sym == b or sym.startswith(mangled_prefix(b))]
+            hits = [loads for sym, loads in found.items() if _names_build(sym, b)]
             out[b] = hits[0] if len(hits) == 1 else None
     return out
+
+def _names_build(sym: str, b: str) -> bool:
+    """Whether the mangled symbol `sym` is the build `b`: its template arguments, then only defaulted ones (false, 0) that b
+    leaves out (a template argument added later, defaulted, leaves the older builds' names as they were)."""
+    from qwen_engine.runtime import mangled_prefix
+    if sym == b: return True
+    p = mangled_prefix(b)
+    if "<" not in b or not sym.startswith(p[:-1]): return False
+    rest = sym[len(p) - 1:]
+    while rest.startswith(("Lb0E", "Li0E")): rest = rest[4:]
+    return rest.startswith("E")

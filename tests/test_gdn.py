@@ -393,7 +393,7 @@ def test_every_variant_build_is_instantiated_and_compiled_with_its_family():
     from qwen_engine import gdn
     src = open(gdn.__file__.replace("qwen_engine/gdn.py", "kernels/gdn.cu")).read()
     for v in sorted(gdn._SHAPES):
-        if v in gdn._ABLATE or v in gdn._ZX or v in gdn._LOG:   # v7's ablation builds, the z split's, the log's: M = 1, fp32 state, no probe
+        if v in gdn._ABLATE or v in gdn._ZX or v in gdn._LOG_NAME:   # v7's ablation builds, the z split's, the log's and 32: M = 1, fp32 state, no probe
             n, _, together = gdn._build(1, False, v)
             assert n in together and f"template __global__ void {n}(" in src, (v, n)
             with pytest.raises(AssertionError, match="ablation" if v in gdn._ABLATE else "z split" if v in gdn._ZX else "log builds"): gdn._build(2, False, v)
@@ -405,7 +405,7 @@ def test_every_variant_build_is_instantiated_and_compiled_with_its_family():
                     assert n in together and f"template __global__ void {n}(" in src, (v, M, bf, pr, n)
     n, _, together = gdn._build(1, False, 7, rel=True)
     assert n == "gdn_decode_v7<1, false, true, false, true>" and n in together
-    with pytest.raises(ValueError, match="no GDN variant 32"): gdn._build(1, False, 32)
+    with pytest.raises(ValueError, match="no GDN variant 34"): gdn._build(1, False, 34)
 
 def test_v15_records_the_chapter_reads_are_committed():
     "Chapter 08's v15-v25 section reads these records (and skips its tables when one is missing): they must be there."
@@ -463,9 +463,11 @@ def test_log_rebuild_is_the_sequential_update_bit_for_bit(N, layer, pos):
 
 
 def test_log_launcher_contract():
-    "Variants 26-31: the build names (v7's with LOGN last, then LOGP for 29-31), the log's shape, and the launcher's refusals, before any GPU work."
+    "Variants 26-33: the build names (v7's with LOGN, then LOGP for 29-31, REL and LDCG for 32-33), the log's shape, and the launcher's refusals, before any GPU work."
     from qwen_engine import gdn
-    assert gdn._LOG == {26: 4, 27: 8, 28: 16, 29: 4, 30: 8, 31: 16} and all(gdn._SHAPES[v] == gdn._SHAPES[7] for v in gdn._LOG)
+    assert gdn._LOG == {26: 4, 27: 8, 28: 16, 29: 4, 30: 8, 31: 16, 33: 4} and all(gdn._SHAPES[v] == gdn._SHAPES[7] for v in gdn._LOG_NAME)
+    assert gdn._build(1, False, 33)[0] == "gdn_decode_v7<1, false, true, false, true" + ", false" * 12 + ", 4, false, true>"
+    assert gdn._build(1, False, 32)[0] == "gdn_decode_v7<1, false, true, false, true" + ", false" * 12 + ", 0, false, true>"
     assert gdn._build(1, False, 27)[0] == "gdn_decode_v7<1, false, true, false" + ", false" * 13 + ", 8>"
     assert gdn._build(1, False, 30)[0] == "gdn_decode_v7<1, false, true, false" + ", false" * 13 + ", 8, true>"
     cfg = preset("qwen3_5_27b")

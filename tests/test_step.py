@@ -74,9 +74,9 @@ def test_decode_record_gates():
     assert L["by_kernel"].get(head) == 1, (head, [k for k in L["by_kernel"] if "lm_head" in k])
     assert L["total"] == sum(L["by_kernel"].values()) == 1 + 129 + 4 * 64 + 16 * len(attn) + 48 + 2 + 1   # embed, norms, GEMVs, attention, GDN, head, finish
     from qwen_engine.step import GDN_LOG                                  # ... and its GDN layers the engine's log build
-    from qwen_engine.gdn import _NAMES26, _LOG
+    from qwen_engine.gdn import _LOG_NAME
     gdn = {k.split(":", 1)[1]: n for k, n in L["by_kernel"].items() if k.startswith("gdn:")}
-    assert d["gdn_log"] == GDN_LOG and gdn == {_NAMES26[list(_LOG).index(GDN_LOG)]: 48}, gdn
+    assert d["gdn_log"] == GDN_LOG and gdn == {_LOG_NAME[GDN_LOG]: 48}, gdn
     for ctx in ("1024", "32768"):
         s = d["speed"][ctx]
         assert abs(s["frac_of_floor"] - s["floor_ms"] / s["ms"]) < 1e-9 and s["bytes"] == step_bytes(decode_budget(preset("qwen3_5_27b")), int(ctx))
@@ -350,6 +350,10 @@ ZSPLIT_PREWAIT = {
 LOG_PREWAIT = {f"gdn_decode_v7<1, false, true, false{', false' * 13}, {n}, {'true' if p else 'false'}>": ("gdn", "gdn", dict(_V7_WAIT, **{"LDG.E.128": 37 if p else 13, "LDG.E.64.CONSTANT": 2, "LDG.E.CONSTANT": 3}), f"log {n}{p}")
                for n in (4, 8, 16) for p in ("", ", true") if (n, p) != (4, "")}
 V7_PREWAIT = {f"gdn_decode_v7<1, false, true, false{', false' * 13}, 0, false>": ("gdn", "gdn", dict(_V7_WAIT, **{"LDG.E.64.CONSTANT": 2, "LDG.E.CONSTANT": 3}), "v7")}
+# Chapter 08's 32 and 33 (v7 and 26 released before their wait, a measurement): their q|k|v|z and z loads coherent
+# (LDCG), so neither is above the wait, where v7's REL build had its q|k|v|z load (the negative control below).
+RELC_PREWAIT = {f"gdn_decode_v7<1, false, true, false, true{', false' * 12}, {n}, false, true>": ("gdn", "gdn", dict(_V7_WAIT, **{"LDG.E.128": 8 + 5 * (n > 0), "LDG.E.64.CONSTANT": 2, "LDG.E.CONSTANT": 2 + (n > 0)}), f"relc {n}")
+                for n in (0, 4)}
 
 
 def test_the_engines_gdn_build_is_the_log_build():
@@ -374,10 +378,23 @@ def test_prewait_audit_engine_builds():
     load (LDG.E.U16.CONSTANT) scheduled above the wait, which made the step generate other tokens on the H200."""
     from qwen_engine.step import prewait_audit, ENGINE_PREWAIT, SAMPLING_PREWAIT
     rel = "gdn_decode_v7<1, false, true, false, true, false, false, false, false, false, false, false, false, false, false, false, false, 0, false>"
-    a = prewait_audit(dict(ENGINE_PREWAIT, **SAMPLING_PREWAIT, **ZSPLIT_PREWAIT, **LOG_PREWAIT, **V7_PREWAIT, **{rel: ("gdn", "gdn", None, "REL")}))
-    for b, v in {**ENGINE_PREWAIT, **SAMPLING_PREWAIT, **ZSPLIT_PREWAIT, **LOG_PREWAIT, **V7_PREWAIT}.items(): assert a[b] == v[2], (b, a[b], v[2])
+    a = prewait_audit(dict(ENGINE_PREWAIT, **SAMPLING_PREWAIT, **ZSPLIT_PREWAIT, **LOG_PREWAIT, **V7_PREWAIT, **RELC_PREWAIT, **{rel: ("gdn", "gdn", None, "REL")}))
+    for b, v in {**ENGINE_PREWAIT, **SAMPLING_PREWAIT, **ZSPLIT_PREWAIT, **LOG_PREWAIT, **V7_PREWAIT, **RELC_PREWAIT}.items(): assert a[b] == v[2], (b, a[b], v[2])
     assert a[rel] is not None and a[rel].get("LDG.E.U16.CONSTANT") == 1
     assert a[rel] != V7_PREWAIT["gdn_decode_v7<1, false, true, false, false, false, false, false, false, false, false, false, false, false, false, false, false, 0, false>"][2]
+
+
+def test_a_build_name_matches_its_symbol_with_defaulted_arguments_after_it():
+    "prewait_audit's match: the build's arguments, then only defaulted ones (false, 0); a set one after them is another build."
+    from qwen_engine.step import _names_build
+    from qwen_engine.runtime import mangled_prefix
+    sym = lambda n: mangled_prefix(n) + "vPKtS0_"                       # a symbol: the template, then the return and parameter types
+    assert _names_build(sym("f<1, false, 0, false>"), "f<1, false>") and _names_build(sym("f<1, false>"), "f<1, false>")
+    assert _names_build(sym("f<1, false, 4, false>"), "f<1, false, 4>")
+    assert not _names_build(sym("f<1, false, 0, true>"), "f<1, false>")     # LDCG set: another build
+    assert not _names_build(sym("f<1, false, 2>"), "f<1, false>") and not _names_build(sym("f<1, true>"), "f<1, false>")
+    assert not _names_build(sym("f<1, false, 4, true>"), "f<1, false, 4>") and not _names_build(sym("fg<1, false>"), "f<1, false>")
+    assert _names_build("finish_step", "finish_step") and not _names_build("finish_step2", "finish_step")
 
 
 def test_prewait_audit_e_against_ek():
