@@ -72,6 +72,9 @@
 //          gdn_log_step_h200.json; 26 is the engine's (GDN_LOG, chapter 09a)
 //      v29-v31 (v26-v28 staging only the entries a token replays, LOGP): bit-identical; PDL 3.74-3.76 (29; 26 3.78-3.79),
 //          but the step no faster than 26 (1K medians 7.342 / 7.338 for 29 / 30 vs 7.292)  results/gdn_logp_h200.json, gdn_logp_step_h200.json
+//      v32, v33 (v7 and v26 released before the grid wait, q|k|v|z and z by coherent loads: LDCG): bit-identical, tokens equal in
+//          the step; PDL 3.85-3.86 / 3.74-3.77 (v7 3.84, 26 3.78-3.79): the chain's period is not its start; the step no faster
+//          (1K medians 7.442 / 7.322 vs 7.452 / 7.303)  results/gdn_relc_h200.json, gdn_relc_step_h200.json
 //      FLA fused_recurrent_gated_delta_rule (recurrence only) 4.58 (gdn_v5_h200.json), 4.57 (gdn_v7_h200.json)
 // State layout ("register image"): rec[layer][head][w][c][lane][r] = S[i = 4 lane + r][j = 8 w + c]: warp w owns
 // columns 8w..8w+7, lane l owns rows 4l..4l+3 of each; a warp's load c is 512 contiguous bytes. Both products

@@ -103,9 +103,9 @@ def sample_candidates_reference(vals, ids, temperature: float, top_k: int, top_p
     return int(ids[n - 1])
 
 PDL = True    # programmatic dependent launches: 9.24 vs 9.43 ms/token with the GEMVs and norms alone (09d measures both ways)
-GDN_LOG = 26  # the GDN layers: v7 storing its state whole every 4 tokens, a log of the updates between (chapter 08); 0.155 and
-              # 0.183 ms a token faster at 1K than v7 (medians; every round of two runs), a tie at 32K, v7's values bit for bit (gdn_log_step_h200.json,
-              # gdn_logp_step_h200.json); the staged-slots builds (29, 30) and N = 8 (27) no faster; set_gdn_log(None): v7
+GDN_LOG = 26  # the GDN layers: v7 storing its state whole every 4 tokens, a log of the updates between (chapter 08); 0.155, 0.183
+              # and 0.149 ms a token faster at 1K than v7 (medians of three runs; every round of the first two), a tie at 32K, v7's values
+              # bit for bit (gdn_log_step_h200.json, gdn_logp_step_h200.json, gdn_relc_step_h200.json); the staged-slots builds (29, 30) and N = 8 (27) no faster; set_gdn_log(None): v7
 
 class DecodeStep:
     """One session's decode step on the GPU, all memory allocated here, launches from `body()` or one CUDA graph."""

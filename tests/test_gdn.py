@@ -498,3 +498,17 @@ def test_decode_bench_with_the_log_build():
     assert d["gdn_log"] == 26 and any(k.endswith(", 4>") and n == 48 for k, n in d["launches"]["by_kernel"].items() if "gdn_decode_v7" in k)
     assert d["graph_vs_eager"]["bit_identical"] and all(g["allocations"] == 0 for g in d["generation"])
     assert d["speed"]["1024"]["ms"] < v["speed"]["1024"]["ms"] - 0.1
+
+
+def test_released_builds_records_bit_identical_and_no_faster():
+    """Chapter 08's 32 and 33 (v7 and 26 released before their grid wait, LDCG), from their records: v7's values bit for bit
+    per token and in the step (the hazard of v7's REL build closed), and neither the chain nor the step faster."""
+    import statistics
+    from qwen_engine.runtime import read_record
+    d, s = read_record("gdn_relc_h200")["data"], read_record("gdn_relc_step_h200")["data"]
+    assert len(d["identity"]) == 4 and all(r["out"] == r["conv"] == r["state"] == r["checks"] == 258 for r in d["identity"])
+    assert all(v["tokens_equal"] and v["state_identical"] and v["conv_identical"] for v in s["step_states"].values())
+    ch = lambda b: statistics.median(t["us"] for t in d["times"] if t["build"] == b and t["pdl"])
+    assert abs(ch("v7 released (32)") - ch("v7")) < 0.05 and abs(ch("log 4 released (33)") - ch("log 4 (26)")) < 0.05
+    ms = lambda p: statistics.median(t["ms"] for t in s["timings"] if t["plan"] == p and t["ctx"] == 1024)
+    assert ms("log 4 released (33)") >= ms("log 4 (26)") and ms("log 4 (26)") < ms("v7")
