@@ -221,7 +221,8 @@ def test_step_wiring_matches_the_reference(monkeypatch):
 def test_step_log_build_is_v7_bit_for_bit_emulated(monkeypatch):
     """The step's GDN layers as the engine runs them (GDN_LOG: the state whole every 4 tokens, a log between) against v7
     (set_gdn_log(None)), every kernel emulated on the CPU (the log's too: gdn_emulated with log): the same logits bit for
-    bit at every position of a 13-token prompt (every phase of every layer, and the rebuild across whole stores), and
+    bit at every position of a 7-token session and the 11-token one after it on the same step (every phase of every layer,
+    the rebuild across whole stores, a log left by the session before), and
     recurrent_state() equal to v7's states. Not vacuous: rec itself differs from v7's (it holds older whole states), and
     rebuilt with the wrong N the states differ."""
     from qwen_engine.step import DecodeStep, GDN_LOG
@@ -230,15 +231,17 @@ def test_step_log_build_is_v7_bit_for_bit_emulated(monkeypatch):
     EW, _ = synthetic_engine_weights(cfg, seed=0, device="cpu")
     holder = {}
     _emulate_kernels(monkeypatch, holder)
-    prompt = [791, 6722, 315, 9625, 374, 12366, 13, 578, 6722, 315, 9635, 374, 12366]      # 13 tokens: each layer's phases three times
+    first = [9635, 374, 12366, 13, 578, 6722, 315]                        # a session before, on the same step: its log is stale
+    prompt = [791, 6722, 315, 9625, 374, 12366, 13, 578, 6722, 315, 9635]   # 11 tokens: each layer's phases, whole stores between
     got = {}
     for plan in (GDN_LOG, None):
         st = holder["step"] = DecodeStep(cfg, EW, max_context=64, keep_logits=True, device="cpu")
         st.set_gdn_log(plan)
-        st.reset(prompt, 1)
         logits = []
-        for _ in prompt:
-            st.body(); logits.append(st.logits[0].clone())
+        for ids in (first, prompt):
+            st.reset(ids, 1)
+            for _ in ids:
+                st.body(); logits.append(st.logits[0].clone())
         got[plan] = (torch.stack(logits), st.recurrent_state(), st.rec.clone(), st)
     (l26, s26, r26, st26), (l7, s7, r7, _) = got[GDN_LOG], got[None]
     assert torch.equal(l26.view(torch.int16), l7.view(torch.int16))
