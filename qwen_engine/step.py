@@ -103,9 +103,10 @@ def sample_candidates_reference(vals, ids, temperature: float, top_k: int, top_p
     return int(ids[n - 1])
 
 PDL = True    # programmatic dependent launches: 9.24 vs 9.43 ms/token with the GEMVs and norms alone (09d measures both ways)
-GDN_LOG = 26  # the GDN layers: v7 storing its state whole every 4 tokens, a log of the updates between (chapter 08); 0.155, 0.183
-              # and 0.149 ms a token faster at 1K than v7 (medians of three runs; every round of the first two), a tie at 32K, v7's values
-              # bit for bit (gdn_log_step_h200.json, gdn_logp_step_h200.json, gdn_relc_step_h200.json); the staged-slots builds (29, 30) and N = 8 (27) no faster; set_gdn_log(None): v7
+GDN_LOG = 26  # the GDN layers: v7 storing its state whole every 4 tokens, a log of the updates between (chapter 08).
+              # v7's values bit for bit; 0.155, 0.183 and 0.149 ms a token faster at 1K than v7 (medians of three runs, every
+              # round of the first two; gdn_log_step_h200.json, gdn_logp_step_h200.json, gdn_relc_step_h200.json), a tie at 32K.
+              # No faster: N = 8 (27), the staged-slots builds (29, 30), released before the wait (33). set_gdn_log(None): v7
 
 class DecodeStep:
     """One session's decode step on the GPU, all memory allocated here, launches from `body()` or one CUDA graph."""
@@ -162,7 +163,7 @@ class DecodeStep:
         self.mlpflow = None          # measurement (results/explore_mlp_flow.py, chapter 06's v34): down's awaiting build, (warps, blocks an SM, defer)
         self._flow = None            # its sentinel-filled activation and counters (made at first use)
         self.gdn_logv, self.gdn_logbuf = None, None
-        self.set_gdn_log(GDN_LOG)    # the GDN layers' build (chapter 08's log variants 26-31; None: v7, a measurement)
+        self.set_gdn_log(GDN_LOG)    # the GDN layers' build (chapter 08's log variants 26-31, 33; None: v7, a measurement)
 
     def set_handoff(self, mode: str):
         "'copy': the step writes a device ring, the host copies one slot on a side stream; 'mapped': it writes the pinned ring directly."
@@ -253,7 +254,7 @@ class DecodeStep:
         if where in self.spacers: launch(get_kernel("step", self.spacers[where]), (1,), (32,), (), pdl=self.pdl)
 
     def set_gdn_log(self, variant=None):
-        """The GDN layers as chapter 08's log variant `variant` (26-31; the engine's is GDN_LOG): every GDN launch stores its
+        """The GDN layers as chapter 08's log variant `variant` (26-31, 33; the engine's is GDN_LOG): every GDN launch stores its
         state whole once every N tokens and a log entry at the others (its buffer made here, 0.14-0.71 MiB a layer); rec then
         holds each layer's last whole state (recurrent_state() rebuilds the current one). None: v7, storing the state whole
         every token (a measurement). The graph is made again; call it before a generation, not during one."""
