@@ -34,18 +34,21 @@ def same(a, b):
 
 
 def identity(v, pos0, seed=11):
-    "v7 against variant v, LAYERS layers x T tokens from pos0; a dict of counts (see the module's docstring)."
-    N = G._LOG[v]
+    """v7 against variant v, LAYERS layers x T tokens from pos0; a dict of counts (see the module's docstring). A variant
+    without a log (explore_gdn_relc.py's 32) is compared state to state, without the log's two controls."""
+    N = G._LOG.get(v)
     P = G.gdn_params(G.layer_weights(CFG, seed, DEV), "L.")
     gen = torch.Generator(device=DEV).manual_seed(seed)
     conv7, rec7 = G.gdn_state(CFG, LAYERS, DEV)
     if pos0:
         conv7.copy_(G._rand(conv7.shape, gen)); rec7.copy_(G._rand(rec7.shape, gen, 0.05, torch.float32))
-    convL, recL, log = conv7.clone(), rec7.clone(), G.gdn_log(CFG, N, LAYERS, DEV)
-    log[..., 0] = 1.0                                       # identity entries (decay 1, k 0, delta 0) before pos0
+    convL, recL, log = conv7.clone(), rec7.clone(), (G.gdn_log(CFG, N, LAYERS, DEV) if N else None)
+    if N: log[..., 0] = 1.0                                 # identity entries (decay 1, k 0, delta 0) before pos0
     ctl = torch.zeros(4, dtype=torch.int32, device=DEV)
     o7, oL = (torch.empty(1, E.VD, dtype=BF, device=DEV) for _ in range(2))
-    r = dict(variant=v, N=N, pos0=pos0, tokens=T, layers=LAYERS, checks=0, out=0, conv=0, state=0, wrong_phase_state=0)
+    r = dict(variant=v, **({"N": N} if N else {}), pos0=pos0, tokens=T, layers=LAYERS, checks=0, out=0, conv=0, state=0,
+             **({"wrong_phase_state": 0} if N else {}))
+    kw = dict(log=log) if N else {}
     for t in range(T):
         pos = pos0 + t
         ctl.fill_(pos)
@@ -53,12 +56,14 @@ def identity(v, pos0, seed=11):
             qkvz, x = G._rand((1, E.C + E.VD), gen), G._rand((1, E.HID), gen)
             o7.fill_(float("nan")); oL.fill_(float("nan"))
             G.gdn_decode(qkvz, x, **P, conv_state=conv7, rec_state=rec7, layer=l, ctl=ctl, cfg=CFG, out=o7, variant=7)
-            G.gdn_decode(qkvz, x, **P, conv_state=convL, rec_state=recL, layer=l, ctl=ctl, cfg=CFG, out=oL, variant=v, log=log, pdl=bool(t & 1))
+            G.gdn_decode(qkvz, x, **P, conv_state=convL, rec_state=recL, layer=l, ctl=ctl, cfg=CFG, out=oL, variant=v, pdl=bool(t & 1), **kw)
             r["checks"] += 1
             r["out"] += same(o7, oL)
             r["conv"] += same(conv7[l], convL[l])
+            if not N: r["state"] += same(rec7[l], recL[l]); continue
             r["state"] += same(rec7[l], G.gdn_materialise(recL, log, l, pos + 1, N))
             r["wrong_phase_state"] += same(rec7[l], G.gdn_materialise(recL, log, l, pos, N))   # rebuilt one token short
+    if not N: return r
     # negative control: one more token of layer 0 with layer 1's log in layer 0's place (phase of layer 0 at pos0 + T > 0)
     pos = pos0 + T
     assert (pos + 0) % N > 0
@@ -72,14 +77,17 @@ def identity(v, pos0, seed=11):
     return r
 
 
-def step_states(step, rec):
-    "Every plan from a fresh reset: 16 prompt tokens and 24 greedy ones; rebuilt states and conv rings against v7's."
+def step_states(step, rec, builds=None, apply=None):
+    """Every plan of `builds` (BUILDS) set up by `apply(step, v)` (set_gdn_log) from a fresh reset: 16 prompt tokens and
+    24 greedy ones; rebuilt states and conv rings against the first plan's (v7's)."""
+    builds = BUILDS if builds is None else builds
+    apply = apply or (lambda st, v: st.set_gdn_log(None if v == 7 else v))
     from qwen_engine.step import run
     from qwen_engine.decode_bench import _prompt
     prompt = _prompt(1024)[:16]
     ref, rec["step_states"] = None, {}
-    for label, v in BUILDS.items():
-        step.set_gdn_log(None if v == 7 else v)
+    for label, v in builds.items():
+        apply(step, v)
         ids = list(run(step, prompt, 24))
         torch.cuda.synchronize()
         st, cv = step.recurrent_state(), step.conv.clone()

@@ -10,10 +10,11 @@ split's build 100 does), which stay below the wait (the SASS audit, tests/test_s
 2. alone: v7, 26, 32, 33 in a graph of 48 launches over 48 layers, plain and chained with PDL, three rounds.
 3. the decode step (27B shape, synthetic, PDL graph): greedy tokens and the 48 states and conv rings after 16 + 24 tokens
    against v7's, then ms a token at 1K and 32K, five interleaved rounds (a released GDN lets out_proj start early too).
+(Its record was made with the script's own copies of explore_gdn_log's identity, seed 12, and step_states; since then it
+calls those, which take a variant without a log and a plan's set-up: the same steps.)
 Usage, from the repo root on the H200:  PYTHONPATH=. python3 results/explore_gdn_relc.py OUT_DIR   (about 3 min)"""
 import os, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import torch
 import explore_util
 import explore_gdn_v3 as E
 import explore_gdn_log as L
@@ -23,48 +24,10 @@ SCRIPT = "explore_gdn_relc.py"
 BUILDS = {"v7": 7, "log 4 (26)": 26, "v7 released (32)": 32, "log 4 released (33)": 33}
 
 
-def identity32(pos0, seed=12):
-    "v7 against 32, L.LAYERS layers x L.T tokens from pos0: out, conv ring and state per token."
-    P = G.gdn_params(G.layer_weights(L.CFG, seed, L.DEV), "L.")
-    gen = torch.Generator(device=L.DEV).manual_seed(seed)
-    conv7, rec7 = G.gdn_state(L.CFG, L.LAYERS, L.DEV)
-    if pos0: conv7.copy_(G._rand(conv7.shape, gen)); rec7.copy_(G._rand(rec7.shape, gen, 0.05, torch.float32))
-    convR, recR = conv7.clone(), rec7.clone()
-    ctl = torch.zeros(4, dtype=torch.int32, device=L.DEV)
-    o7, oR = (torch.empty(1, E.VD, dtype=L.BF, device=L.DEV) for _ in range(2))
-    r = dict(variant=32, pos0=pos0, tokens=L.T, layers=L.LAYERS, checks=0, out=0, conv=0, state=0)
-    for t in range(L.T):
-        ctl.fill_(pos0 + t)
-        for l in range(L.LAYERS):
-            qkvz, x = G._rand((1, E.C + E.VD), gen), G._rand((1, E.HID), gen)
-            o7.fill_(float("nan")); oR.fill_(float("nan"))
-            G.gdn_decode(qkvz, x, **P, conv_state=conv7, rec_state=rec7, layer=l, ctl=ctl, cfg=L.CFG, out=o7, variant=7)
-            G.gdn_decode(qkvz, x, **P, conv_state=convR, rec_state=recR, layer=l, ctl=ctl, cfg=L.CFG, out=oR, variant=32, pdl=bool(t & 1))
-            r["checks"] += 1
-            r["out"] += L.same(o7, oR); r["conv"] += L.same(conv7[l], convR[l]); r["state"] += L.same(rec7[l], recR[l])
-    return r
-
-
 def apply(st, v):
     "A plan of the step: v7 or 32 (no log, gdn.VARIANT), or a log build (set_gdn_log)."
     G.VARIANT = v if v in (7, 32) else 7
     st.set_gdn_log(None if v in (7, 32) else v)
-
-
-def states(step, rec):
-    "Every plan from a fresh reset: 16 prompt tokens and 24 greedy ones; rebuilt states and conv rings against v7's."
-    from qwen_engine.step import run
-    from qwen_engine.decode_bench import _prompt
-    ref, rec["step_states"] = None, {}
-    for label, v in BUILDS.items():
-        apply(step, v)
-        ids = list(run(step, _prompt(1024)[:16], 24))
-        torch.cuda.synchronize()
-        st, cv = step.recurrent_state(), step.conv.clone()
-        if ref is None: ref = (ids, st, cv)
-        rec["step_states"][label] = dict(tokens_equal=ids == ref[0], state_identical=L.same(st, ref[1]), conv_identical=L.same(cv, ref[2]),
-                                         state_layers_identical=sum(L.same(a, b) for a, b in zip(st, ref[1])), pos=int(step.ctl[0]))
-        print(f"step states {label}: {rec['step_states'][label]}", flush=True)
 
 
 if __name__ == "__main__":
@@ -75,7 +38,7 @@ if __name__ == "__main__":
         "graph of 48 launches over 48 layers, plain and chained with PDL, three rounds, beside v7 and 26",
         SCRIPT, out=out, builds=BUILDS, identity=[], times=[])
     for pos0 in (0, 1000):
-        for name, fn in (("32", lambda: identity32(pos0)), ("33", lambda: L.identity(33, pos0))):
+        for name, fn in (("32", lambda: L.identity(32, pos0, seed=12)), ("33", lambda: L.identity(33, pos0))):
             r = guard(f"identity {name} {pos0}", fn)
             if r: rec["identity"].append(r); print(f"identity {r} {el()}", flush=True)
     save()
@@ -90,6 +53,6 @@ if __name__ == "__main__":
                                 "The decode step (27B shape, synthetic, PDL graph) with GDN v7, 26 (the engine's), 32 and 33 (v7 and 26 "
                                 "released before their grid wait, q|k|v|z and z loaded coherently): greedy tokens, rebuilt states and "
                                 "conv rings equal to v7's after 16 + 24 tokens (step_states), then ms per token at 1K and 32K, "
-                                "interleaved five times.", SCRIPT, BUILDS, apply, reps=5, extra=lambda st, r: guard("step states", lambda: states(st, r)))
+                                "interleaved five times.", SCRIPT, BUILDS, apply, reps=5, extra=lambda st, r: guard("step states", lambda: L.step_states(st, r, BUILDS, apply)))
     G.VARIANT = 7
     print(f"done {el()}; errors {len(rec['errors'])}")
