@@ -87,6 +87,21 @@ extern "C" __global__ void sample_candidates(const float* __restrict__ cval, con
 // pdl_spacer_early releases them first (the control: the kernel after it launches as early as without the spacer).
 extern "C" __global__ void pdl_spacer() { qe_grid_wait(); qe_grid_launch_dependents(); }
 extern "C" __global__ void pdl_spacer_early() { qe_grid_launch_dependents(); qe_grid_wait(); }
+// Measurement only (results/explore_energy.py): idle_spacer<NS> keeps the GPU idle for NS nanoseconds between two of the
+// step's kernels: one warp waits for the kernel before, thread 0 sleeps until the global timer has moved NS on, then
+// the kernel after is released. It reads and writes nothing: a pause in which the card draws little power.
+template <int NS> __global__ void idle_spacer() {
+  qe_grid_wait();
+  if (threadIdx.x == 0) {
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do { asm volatile("nanosleep.u32 1000;"); asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); } while (t - t0 < (unsigned long long)NS);
+  }
+  __syncwarp();
+  qe_grid_launch_dependents();
+}
+template __global__ void idle_spacer<10000>();
+template __global__ void idle_spacer<30000>();
 
 // Ask L2 for bytes a later kernel of the step will stream, while the kernels in between leave DRAM idle (a GDN layer or
 // an attention layer moves few bytes for microseconds). n segments of `bytes` each, segment i at base + i * stride

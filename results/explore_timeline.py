@@ -29,10 +29,11 @@ TIMELINE = R.TIMELINE
 # distinct launches, consecutive ids), so a batch records one replay (the last one replayed): 12 batches of 1.
 CTXS, BATCHES, TOKENS = (1024, 32768), 12, 1
 PLAN = sys.argv[2] if __name__ == "__main__" and len(sys.argv) > 2 else "engine"     # "engine", "no_norms" (DecodeStep.omit_norms: timing only, x is stale),
-assert PLAN in ("engine", "no_norms", "norm_late", "ln1_late", "norm_early", "norm_plain") or PLAN.startswith("handoff"), PLAN   # or a DecodeStep.release plan (explore_norm_late.py);
+assert PLAN in ("engine", "no_norms", "norm_late", "ln1_late", "norm_early", "norm_plain") or PLAN.startswith(("handoff", "idleattn")), PLAN   # or a DecodeStep.release plan (explore_norm_late.py);
 # norm_early: the norms' EW build (explore_norm_early.py; a release plan at a43b26d, where step_timeline_norm_early_h200.json
 # was taken, the engine's own norms since); norm_plain: every residual norm the plain build (DecodeStep.norm_ew = set());
-# handoffTRG: the norms released at TRG of their producer's warps (DecodeStep.handoff_trg, results/explore_handoff.py)
+# handoffTRG: the norms released at TRG of their producer's warps (DecodeStep.handoff_trg, results/explore_handoff.py);
+# idleattnNS: NS ns of idle before every attention launch (step.cu's idle_spacer<NS>, NS 10000 or 30000; explore_energy.py)
 TAG = sys.argv[3] if __name__ == "__main__" and len(sys.argv) > 3 else ""   # a suffix for the record's name (a re-run)
 NAME = "step_timeline" + ("" if PLAN == "engine" else f"_{PLAN}") + (f"_{TAG}" if TAG else "") + "_h200"
 BLOCKS_OF = range(202, 209)        # launches whose every block is kept (one token at 1K): gate|up, down, norm, qkv|z, GDN, out_proj, norm
@@ -47,6 +48,15 @@ def family(label: str) -> str:
     return family_of(label.split(":", 1)[-1])
 
 
+def plan_setup(step):
+    "PLAN's changes to the engine's step (both builds make the same ones)."
+    step.omit_norms = PLAN == "no_norms"
+    step.release = {PLAN} if PLAN.endswith("_late") else set()
+    if PLAN == "norm_plain": step.norm_ew = set()
+    if PLAN.startswith("handoff"): step.handoff_trg = int(PLAN[len("handoff"):])
+    if PLAN.startswith("idleattn"): step.spacers = {"attn": f"idle_spacer<{int(PLAN[len('idleattn'):])}>"}
+
+
 def main_plain():
     "The plain build: tokens and ms per replay, added to the timeline's record."
     from qwen_engine.config import preset
@@ -57,10 +67,7 @@ def main_plain():
     cfg = preset("qwen3_5_27b")
     EW, _ = synthetic_engine_weights(cfg, 0, "cuda")
     step = DecodeStep(cfg, EW, max_context=33 * 1024)
-    step.omit_norms = PLAN == "no_norms"
-    step.release = {PLAN} if PLAN.endswith("_late") else set()
-    if PLAN == "norm_plain": step.norm_ew = set()
-    if PLAN.startswith("handoff"): step.handoff_trg = int(PLAN[len("handoff"):])
+    plan_setup(step)
     prompt = _prompt(1024)
     rec["plain_tokens"] = list(run(step, prompt[:16], 24))
     rec["tokens_equal"] = rec["plain_tokens"] == rec.get("timeline_tokens")
@@ -119,10 +126,7 @@ def main_timeline():
     cfg = preset("qwen3_5_27b")
     EW, _ = synthetic_engine_weights(cfg, 0, "cuda")
     step = DecodeStep(cfg, EW, max_context=33 * 1024)
-    step.omit_norms = PLAN == "no_norms"
-    step.release = {PLAN} if PLAN.endswith("_late") else set()
-    if PLAN == "norm_plain": step.norm_ew = set()
-    if PLAN.startswith("handoff"): step.handoff_trg = int(PLAN[len("handoff"):])
+    plan_setup(step)
     rec["plan"] = PLAN
     rec["tl_blocks"] = R.TL_BLOCKS              # blocks past this many in a launch are not recorded
     prompt = _prompt(1024)
