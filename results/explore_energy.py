@@ -12,7 +12,8 @@ and latencies, a pause costs what it lasts. Windows of WINDOW seconds of back-to
   stream 128 MiB before each attention     a plain read stream of a 128 MiB buffer there (what a long attention reads)
 and chapter 01's read stream; then the 128 MiB stream alone (16 launches a graph, PDL), to price what it adds. Twice,
 interleaved. Every plan's first 24 greedy tokens are checked against the engine's (the spacers and streams write nothing
-the step reads). Usage on the H200: PYTHONPATH=. python3 results/explore_energy.py OUT_DIR (energy_h200.json). About 2 min."""
+the step reads). Usage on the H200: PYTHONPATH=. python3 results/explore_energy.py OUT_DIR (energy_h200.json). About 2 min.
+(plan_graph became a function, which explore_gap32k.py shares, after its record was made: the same steps.)"""
 import os, sys, types
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np
@@ -38,9 +39,21 @@ def stream_launcher(buf, sink):
     return lambda pdl: launch(k, grid, (512,), (buf, np.int64(buf.numel() // 16), sink), pdl=pdl)
 
 
+def plan_graph(step, rec, guard, el, label: str, prompt: list):
+    """The step as it is now set up (spacers): its first 24 greedy tokens after 16 of `prompt` into rec["tokens"][label]
+    (compared with the engine's, the first plan), then a graph captured at `prompt` (64 new tokens' pages)."""
+    from qwen_engine.step import run
+    step.graph = None
+    rec["tokens"][label] = guard(f"tokens {label}", lambda: list(run(step, prompt[:16], 24)))
+    step.graph = None
+    step.reset(prompt, 64); step.capture()
+    print(f"{label}: tokens {'equal' if rec['tokens'][label] == rec['tokens']['engine'] else 'DIFFER'} {el()}", flush=True)
+    return step.graph
+
+
 def main(out):
     from qwen_engine.config import preset
-    from qwen_engine.step import DecodeStep, synthetic_engine_weights, run
+    from qwen_engine.step import DecodeStep, synthetic_engine_weights
     from qwen_engine.decode_bench import _prompt, at_context
     from qwen_engine.roofline import stream_read
     rec, guard, el, save = explore_util.recorder(
@@ -66,12 +79,7 @@ def main(out):
     for label, sp, _ in PLANS:
         step._spacer = types.MethodType(stream_spacer, step) if sp == "stream" else engine_spacer
         step.spacers = {} if sp == "stream" else dict(sp)
-        step.graph = None
-        rec["tokens"][label] = guard(f"tokens {label}", lambda: list(run(step, prompt[:16], 24)))
-        step.graph = None
-        step.reset(prompt, 64); step.capture()
-        graphs[label] = step.graph
-        print(f"{label}: tokens {'equal' if rec['tokens'][label] == rec['tokens']['engine'] else 'DIFFER'} {el()}", flush=True)
+        graphs[label] = plan_graph(step, rec, guard, el, label, prompt)
     rec["tokens_equal"] = all(t == rec["tokens"]["engine"] for t in rec["tokens"].values())
     n = 4 * 2**30
     big = torch.randint(0, 256, (n,), dtype=torch.uint8, device="cuda")

@@ -22,7 +22,7 @@ import numpy as np
 import torch
 import explore_util
 from explore_power import window
-from explore_energy import stream_launcher
+from explore_energy import stream_launcher, plan_graph
 
 KV_N = 32768
 PLANS = ["engine", "empty spacer", "ld stream 128 MiB", "KV ring 32K", "KV skeleton 32K"]
@@ -49,7 +49,7 @@ def kv_launcher(step, tab, bar: int):
 def main(out):
     import time
     from qwen_engine.config import preset
-    from qwen_engine.step import DecodeStep, synthetic_engine_weights, run
+    from qwen_engine.step import DecodeStep, synthetic_engine_weights
     from qwen_engine.decode_bench import _prompt, at_context
     from qwen_engine.attention import PageTable
     rec, guard, el, save = explore_util.recorder(
@@ -84,12 +84,7 @@ def main(out):
         else:
             step._spacer = engine_spacer
             step.spacers = {"attn": "pdl_spacer"} if label == "empty spacer" else {}
-        step.graph = None
-        rec["tokens"][label] = guard(f"tokens {label}", lambda: list(run(step, prompt[:16], 24)))
-        step.graph = None
-        step.reset(prompt, 64); step.capture()
-        graphs[label] = step.graph
-        print(f"{label}: tokens {'equal' if rec['tokens'][label] == rec['tokens']['engine'] else 'DIFFER'} {el()}", flush=True)
+        graphs[label] = plan_graph(step, rec, guard, el, label, prompt)
     rec["tokens_equal"] = all(t == rec["tokens"]["engine"] for t in rec["tokens"].values())
     for rep in range(2):
         for label in PLANS:
