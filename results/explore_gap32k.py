@@ -19,7 +19,8 @@ Usage on the H200: PYTHONPATH=. python3 results/explore_gap32k.py OUT_DIR (gap32
 PYTHONPATH=. python3 results/explore_gap32k.py OUT_DIR size (gap32k_size_h200.json): does less buy the same? The KV ring at
 4K, 8K and 16K keys before each attention launch (16, 32, 64 MiB), and the 32K ring or the 128 MiB stream once a token
 (before the first attention launch only), beside the engine, the control and the 32K ring before each launch.
-(The plans became (label, kind, keys, once) after gap32k_h200.json was made: the same steps.)"""
+(The plans became (label, kind, keys, once) after gap32k_h200.json was made: the same steps. gap32k_size_h200.json's command
+was written "OUT_DIR size OUT_DIR" by the run and corrected by hand; the script now writes it as run.)"""
 import os, sys, types
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np
@@ -68,7 +69,7 @@ def main(out, which: str = ""):
         "kv_stream_probe at 32K keys (the ring of bulk copies alone, or with the two group barriers, partials and merge reads): "
         "ms a replay over 3 s windows, twice, interleaved, and each spacer alone (16 a graph)."
         + (" This set: the ring at fewer keys, and the ring or the stream once a token (before the first attention launch only)." if which else ""),
-        "explore_gap32k.py" + (f" OUT_DIR {which}" if which else ""), out=out,
+        "explore_gap32k.py", out=out, args=f" {which}" if which else "",
         plans=[dict(plan=l, kind=k, keys=n, once=o) for l, k, n, o in plans], windows=[], tokens={}, alone_us={})
     t_ref = time.time()
     cfg = preset("qwen3_5_27b")

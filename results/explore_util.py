@@ -196,10 +196,11 @@ def route_shapes(kw):
     return apply
 
 
-def recorder(name: str, what: str, script: str, out=None, **fields):
+def recorder(name: str, what: str, script: str, out=None, args: str = "", **fields):
     """The frame every exploration script shares: (rec, guard, el, save). rec holds `fields`, `errors` and the read
     bandwidth measured now; guard(what, fn) runs a part and records its failure; el() is the elapsed time for printing;
-    save() writes record `name` (`what`, made by `PYTHONPATH=. python3 results/SCRIPT OUT_DIR`) into `out` (default: sys.argv[1])."""
+    save() writes record `name` (`what`, made by `PYTHONPATH=. python3 results/SCRIPT OUT_DIR` and ` args`, if any, after it) into
+    `out` (default: sys.argv[1])."""
     import sys, time
     from qwen_engine.gemv import bandwidth_now
     from qwen_engine.runtime import write_record
@@ -208,7 +209,7 @@ def recorder(name: str, what: str, script: str, out=None, **fields):
     rec = dict(fields, errors=[])
     rec["bandwidth_tbps"] = bandwidth_now()
     return (rec, lambda what_, fn: guard(rec, what_, fn), lambda: f"({time.time() - t_start:.0f} s)",
-            lambda: write_record(name, what, f"PYTHONPATH=. python3 results/{script} OUT_DIR", rec, out_dir=out))
+            lambda: write_record(name, what, f"PYTHONPATH=. python3 results/{script} OUT_DIR{args}", rec, out_dir=out))
 
 
 def step_plans(out, name: str, what: str, script: str, plans: dict, apply, reps: int = 3, tokens: bool = True, describe=None, extra=None):
