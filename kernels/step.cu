@@ -100,8 +100,10 @@ template <int NS> __global__ void idle_spacer() {
   __syncwarp();
   qe_grid_launch_dependents();
 }
+#ifndef __CUDACC_RTC__                     // the instances explore_energy.py launches (NVRTC compiles only what a run names)
 template __global__ void idle_spacer<10000>();
 template __global__ void idle_spacer<30000>();
+#endif
 
 // Ask L2 for bytes a later kernel of the step will stream, while the kernels in between leave DRAM idle (a GDN layer or
 // an attention layer moves few bytes for microseconds). n segments of `bytes` each, segment i at base + i * stride
