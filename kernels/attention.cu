@@ -2209,6 +2209,8 @@ template __global__ void attn_fused_v7<6>(const unsigned short*, const int*, con
 // values (v18's at_count_barrier on sync[16 g]), the values' first AT_S copies issued before it, as v18 issues them;
 // 2 also each block's partial (G x D floats of its fold) written to part, a second group barrier (sync[128 + 16 g]) and
 // the block's share of its group's merge read back (v18's split of the G x D outputs over the P blocks, P partials each).
+// PDL (PAT 2 only): the grid waits for the launch before it once its ring is made, and releases the next launch when its
+// values' pass starts (after the first barrier, with BAR), as v18 does: the skeleton in attention's place in the PDL step.
 // sync: zeros once; its counts only grow (each barrier waits for the next multiple of P). probe (nullable): thread 0 of each
 // block writes the global timer at v18's probe points (at_fused_body's PROBE: [block g P + p][AT_NPROBE]): 0 and 1 at
 // its start (no grid wait here), 2 after the keys, 3 after the values' first copies, 4 after the first barrier, 5 after
@@ -2246,7 +2248,7 @@ template <int S> struct KvsRing {                          // AtRing's copies, b
 
 // PAT 2 and 3: one pass (keys, or values after the first barrier) through either ring, folding into acc (a template, not a
 // generic lambda: NVRTC compiles an unannotated generic lambda as host code).
-template <int BAR, class Ring>
+template <int BAR, class Ring, bool PDL = false>
 __device__ __forceinline__ void kvs_ring_pass(const Ring& R, const unsigned short* cache, const int* __restrict__ table, int ntab,
                                               int Hkv, int g, int a, int b, int nst, int pass, int P, unsigned& gbase,
                                               unsigned& acc, unsigned long long* sync, unsigned long long* mark) {
@@ -2255,6 +2257,7 @@ __device__ __forceinline__ void kvs_ring_pass(const Ring& R, const unsigned shor
   R.start(cache, table, ntab, Hkv, g, a, b, nst, gbase, false);
   if (pass == 1) at_mark(3);
   if (BAR >= 1 && pass == 1) at_count_barrier(sync + 16 * g, sync + 255, P);
+  if (PDL && pass == 1) qe_grid_launch_dependents();               // as v18: the next launch once the keys are done
   if (pass == 1) at_mark(4);
   for (int j = 0; j < nst; ++j) {
     const unsigned slot = R.wait(gbase + j);
@@ -2265,7 +2268,7 @@ __device__ __forceinline__ void kvs_ring_pass(const Ring& R, const unsigned shor
   gbase += nst;
 }
 
-template <int PAT, int S, bool BOTH, int BAR = 0>
+template <int PAT, int S, bool BOTH, int BAR = 0, bool PDL = false>
 __global__ void __launch_bounds__(256, 2) kv_stream_probe(const unsigned short* kc, const unsigned short* vc,
                                                           const int* __restrict__ table, int ntab, int n, int P,
                                                           unsigned* __restrict__ sink, unsigned long long* sync = nullptr,
@@ -2284,6 +2287,7 @@ __global__ void __launch_bounds__(256, 2) kv_stream_probe(const unsigned short* 
   AtRing R{0u, 0u};
   KvsRing<S> R3{0u, 0u};
   if (PAT == 2) R = at_ring_init(kvs_ring, bars);
+  if (PDL) qe_grid_wait();                                   // PDL (PAT 2): in the step, in attention's place (explore_attn_skeleton_step.py)
   if (PAT == 3) {
     if (threadIdx.x == 0) {
       for (int s = 0; s < S; ++s) qe_mbar_init(qe_smem_u32(bars + s), 1);
@@ -2295,7 +2299,7 @@ __global__ void __launch_bounds__(256, 2) kv_stream_probe(const unsigned short* 
   unsigned gbase = 0;
   for (int pass = 0; pass < (BOTH ? 2 : 1); ++pass) {
     const unsigned short* cache = pass ? vc : kc;
-    if constexpr (PAT == 2) kvs_ring_pass<BAR>(R, cache, table, ntab, Hkv, g, a, b, nst, pass, P, gbase, acc, sync, mark);
+    if constexpr (PAT == 2) kvs_ring_pass<BAR, AtRing, PDL>(R, cache, table, ntab, Hkv, g, a, b, nst, pass, P, gbase, acc, sync, mark);
     else if constexpr (PAT == 3) kvs_ring_pass<BAR>(R3, cache, table, ntab, Hkv, g, a, b, nst, pass, P, gbase, acc, sync, mark);
     else {
       uint4 kb[S][8];

@@ -39,21 +39,22 @@ SETS = {"": ("gap32k_h200", [("engine", "engine", 0, False), ("empty spacer", "e
                                       ("KV ring 32K once a token", 0, KV_N, True), ("ld stream 128 MiB once a token", "ld", 0, True)])}
 
 
-def kv_launcher(step, tab, bar: int, n: int = KV_N):
+def kv_launcher(step, tab, bar: int, n: int = KV_N, pdl: bool = False):
     """launch(): chapter 07's kv_stream_probe<2, 1, true, bar> over layer 0's cache at n keys of the page table `tab`
-    (its own pages, not the session's), attention's grid (no PDL)."""
+    (its own pages, not the session's), attention's grid; no PDL, or (pdl) its PDL build launched with PDL: it waits for
+    the launch before it and releases the next one as v18 does (explore_attn_skeleton_step.py)."""
     from qwen_engine import attention as A
     from qwen_engine.runtime import get_kernel, launch
     cfg, dev = step.cfg, step.ctl.device
     names = tuple(f"kv_stream_probe<2, 1, true, {b}>" for b in (0, 2))
-    k = get_kernel("attention", f"kv_stream_probe<2, 1, true, {bar}>", together=names)
+    k = get_kernel("attention", f"kv_stream_probe<2, 1, true, {bar}{', true' if pdl else ''}>", together=names)
     if k.max_dynamic_shared_size_bytes < A.RING_BYTES: k.max_dynamic_shared_size_bytes = A.RING_BYTES
     sink = torch.zeros(256, dtype=torch.int32, device=dev)
     sync = torch.zeros(256, dtype=torch.int64, device=dev)         # barrier counts: only grow, never reset
     part = torch.zeros(cfg.num_attention_heads * A.P_DEFAULT * cfg.head_dim, dtype=torch.float32, device=dev)
     kc, vc, tab = step.pool.kv[0, 0], step.pool.kv[1, 0], tab.table
     args = (kc, vc, tab, np.int32(tab.numel()), np.int32(n), np.int32(A.P_DEFAULT), sink, sync, part, np.uint64(0))
-    return lambda: launch(k, (A.P_DEFAULT, cfg.num_key_value_heads), (256,), args, smem=A.RING_BYTES)
+    return lambda: launch(k, (A.P_DEFAULT, cfg.num_key_value_heads), (256,), args, smem=A.RING_BYTES, pdl=pdl)
 
 
 def main(out, which: str = ""):
