@@ -609,11 +609,32 @@ def test_kv_stream_record_bounds_the_goal():
     assert mean(f(32768, "bulk ring + both barriers + merge reads")) < 0.85 < mean(f(32768, "bulk ring (AtRing)"))
 
 def test_kv_stream_probe_names_its_builds():
-    "The script's kernel names exist as a template in attention.cu with the parameters it passes (PAT, S, BOTH, BAR)."
+    """The scripts' kernel names exist as a template in attention.cu with the parameters they pass (PAT, S, BOTH, BAR; and
+    PDL, defaulted, which explore_gap32k's kv_launcher passes for explore_attn_skeleton_step)."""
     src = (ROOT / "kernels" / "attention.cu").read_text()
-    assert "template <int PAT, int S, bool BOTH, int BAR = 0>" in src and "kv_stream_probe(" in src
+    assert "template <int PAT, int S, bool BOTH, int BAR = 0, bool PDL = false>" in src and "kv_stream_probe(" in src
     script = (ROOT / "results" / "explore_kv_stream.py").read_text()
     assert 'f"kv_stream_probe<{pat}, {s}, true, {bar}>"' in script
+    assert "kv_stream_probe<2, 1, true, {bar}{', true' if pdl else ''}>" in (ROOT / "results" / "explore_gap32k.py").read_text()
+
+
+@pytest.mark.skipif(not (shutil.which("nvcc") or Path("/usr/local/cuda/bin/nvcc").exists()), reason="nvcc not installed")
+def test_kv_stream_probe_pdl_build_waits_and_the_others_do_not():
+    """kv_stream_probe's PDL build (the skeleton in attention's place in the PDL step) has one grid wait (SASS ACQBULK), a
+    release of the next launch (PREEXIT) and the same bulk copies as the build without them, which waits for nothing (it was
+    made to run alone); by nvcc's SASS, sm_90a."""
+    from qwen_engine.runtime import sass_bodies
+    sig = "const unsigned short*, const unsigned short*, const int*, int, int, int, unsigned*, unsigned long long*, float*, unsigned long long*"
+    names = ("2, 1, true, 2", "2, 1, true, 2, true")
+    b = sass_bodies('#define __CUDACC_RTC__ 1\n#include "attention.cu"\n'
+                    + "".join(f"template __global__ void kv_stream_probe<{n}>({sig});\n" for n in names))
+    probes = {k: v for k, v in b.items() if k.startswith("_Z15kv_stream_probe")}
+    assert len(probes) == 2
+    plain, pdl = (next(v for k, v in probes.items() if k.endswith(suffix)) for suffix in ("Lb0EEvPKtS1_PKiiiiPjPyPfS5_", "Lb1EEvPKtS1_PKiiiiPjPyPfS5_"))
+    count = lambda body, op: sum(1 for x in body if x.split()[0] == op)
+    assert (count(plain, "ACQBULK"), count(pdl, "ACQBULK")) == (0, 1)
+    assert count(plain, "PREEXIT") == 0 < count(pdl, "PREEXIT")          # griddepcontrol.launch_dependents
+    assert count(plain, "UBLKCP.S.G") == count(pdl, "UBLKCP.S.G") > 0
 
 KVM = ROOT / "results" / "kv_stream_marks_h200.json"
 
