@@ -154,9 +154,10 @@
 //   v35 gemv_fp8_v35<SR, RP, EPI, U, KST, MINB, E, EK, RU>: v26 (RU 0) or v26lp (RU > 0) with the residual read at the start
 //      instead of in the epilogue (RE; ptxas puts it above the wait: `res` must be complete before the launch, as the step's is). Bit-identical;
 //      a tie in the step (0.001 / 0.006 ms at 1K / 32K: gemv_v35_h200.json). Not the engine's.
-//   v36 gemv_fp8_v36<SR, RP, EPI, U, KST, MINB, E, EK, RU>: v26 / v26lp with each warp counting its end into `counters` (DN),
+//   v36 gemv_fp8_v36<SR, RP, EPI, U, KST, MINB, E, EK, RU, DN = 1>: v26 / v26lp with each warp counting its end into `counters` (DN),
 //      for chapter 09a's hand-off measurement (the norm after it releases its dependents at a count). Bit-identical; the
-//      hand-off gained nothing beyond the step's noise at any count (handoff_h200.json). Not the engine's.
+//      hand-off gained nothing beyond the step's noise at any count (handoff_h200.json). Not the engine's. DN 2: each lane's
+//      stores fenced before its warp counts, so that chapter 05's v1c can read y on the count alone (chapter 09a's count hand-off).
 //   lm_head_bf16_v2<S>: the same structure for the bf16 vocabulary projection over a row set, with argmax.
 //   lm_head_bf16_v3<SR, RP, MT, D>: the head with v13's whole-row streams (bf16 pairs permuted, no widening), a D-step
 //      ring; the same per-block argmax partials. 667 us alone vs v2's 687, 0.01 ms slower in the step (head_v3_h200.json).
@@ -2366,7 +2367,7 @@ __device__ __forceinline__ void gemv_grid_count(unsigned long long* sync, unsign
 }
 template <int SR, int RP, int EPI, int U, int KST, bool E, int R0, int R1, bool XCH, bool FAR = false, bool EK = false, bool EK2 = false,
           bool DRY = false, bool ER = false, int PROBE = 0, bool XP = false, int XS = 0, int XL = 0, int WL = 0, int RU = 0,
-          int NS = 2, int TB = 0, bool NEAR = false, int FB = 0, int FR = 1, int WT = 0, int KP = 0, bool RE = false, bool DN = false>
+          int NS = 2, int TB = 0, bool NEAR = false, int FB = 0, int FR = 1, int WT = 0, int KP = 0, bool RE = false, int DN = 0>
 __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ W, const float* __restrict__ scale,
                                               const unsigned short* __restrict__ x, const unsigned short* __restrict__ res,
                                               unsigned short* __restrict__ y, int N, float* __restrict__ partial,
@@ -2615,10 +2616,12 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
   else if constexpr (NEAR) gemv_near_epilogue<SR, RP>(acc, lane, warp, nb0, y);
   else gemv_m1_epilogue<RP, EPI, XCH, FAR, RE>(acc, lane, u0, FAR ? N / 2 : Nout, res, y, partial, re);
   qe_timeline_end();                                         // the timeline build only (common.cu): when warp 0 is done
-  // DN (v36): each warp counts its end into sync[0], for the norm after it to time its release by (a hint: nothing is read
-  // through it, so no fence; the norm still waits for this grid before it reads y)
+  // DN 1 (v36): each warp counts its end into sync[0], for the norm after it to time its release by (a hint: nothing is read
+  // through it, so no fence; the norm still waits for this grid before it reads y). DN 2: each lane's stores fenced first
+  // (the norm after it reads y once the count is complete, with no grid wait: chapter 05's v1c, chapter 09a's count hand-off).
   static_assert(!DN || WT == 0, "DN: the count is the launch's own");
-  if constexpr (DN) { if (lane == 0) atomicAdd(sync, 1ull); }
+  if constexpr (DN == 1) { if (lane == 0) atomicAdd(sync, 1ull); }
+  if constexpr (DN == 2) { __threadfence(); __syncwarp(); if (lane == 0) atomicAdd(sync, 1ull); }
 }
 template <int SR, int RP, int EPI, int U, int KST, int MINB, bool E = false, bool EK = false, bool EK2 = false>
 __global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v26(
@@ -2672,13 +2675,13 @@ __global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v26lp(
 }
 // v36: v26 (RU 0) or v26lp (RU > 0), E and EK as given, each warp counting its end into counters (read as one uint64: DN), for
 // the norm after it to release its dependents by (chapter 09a, results/explore_handoff.py). The same sums: bit-identical.
-template <int SR, int RP, int EPI, int U, int KST, int MINB, bool E, bool EK, int RU>
+template <int SR, int RP, int EPI, int U, int KST, int MINB, bool E, bool EK, int RU, int DN = 1>
 __global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v36(
     const unsigned char* __restrict__ W, const float* __restrict__ scale, const unsigned short* __restrict__ x,
     const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
     float* __restrict__ partial, unsigned* __restrict__ counters) {
   gemv_v26_body<SR, RP, EPI, U, KST, E, 0, (KST + U - 1) / U, false, false, EK, false, false, false, 0, false, 0, 0, 0, RU,
-                2, 0, false, 0, 1, 0, 0, false, true>(W, scale, x, res, y, N, partial, 0, reinterpret_cast<unsigned long long*>(counters));
+                2, 0, false, 0, 1, 0, 0, false, DN>(W, scale, x, res, y, N, partial, 0, reinterpret_cast<unsigned long long*>(counters));
 }
 // v35: v26 (RU 0) or v26lp (RU > 0), E and EK as given, with the residual read at the start instead of in the epilogue (RE;
 // above the grid wait in SASS: `res` must be complete before the launch, as in the step).
@@ -2903,6 +2906,8 @@ template __global__ void gemv_fp8_v35<20, 1, 1, 2, 34, 1, true, true, 2>(const u
 template __global__ void gemv_fp8_v35<20, 1, 1, 3, 12, 1, true, true, 0>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);   // v35: out_proj with RE
 template __global__ void gemv_fp8_v36<20, 1, 1, 2, 34, 1, true, true, 2>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);   // v36: down counting its warps' ends
 template __global__ void gemv_fp8_v36<20, 1, 1, 3, 12, 1, true, true, 0>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);   // v36: out_proj counting its warps' ends
+template __global__ void gemv_fp8_v36<20, 1, 1, 2, 34, 1, true, true, 2, 2>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);   // v36 DN 2: down, its stores fenced
+template __global__ void gemv_fp8_v36<20, 1, 1, 3, 12, 1, true, true, 0, 2>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);   // v36 DN 2: out_proj, its stores fenced
 template __global__ void gemv_fp8_v26xs<2, 2, 0, 3, 10, 7, true, true, 4>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 template __global__ void gemv_fp8_v26xs<2, 2, 0, 3, 10, 7, true, true, 5>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 template __global__ void gemv_fp8_v26xl<2, 2, 0, 3, 10, 7, true, true, 1>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);

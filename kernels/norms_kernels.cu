@@ -11,6 +11,8 @@
 //      same values in the same operations (results/explore_norm_early.py, chapter 09a).
 //   v1t rmsnorm_bf16_v1t<N, NT>: the EW build released by its producer's progress (a count, GEMV v36) instead of its own wait;
 //      chapter 09a's hand-off measurement (results/explore_handoff.py): no gain at any count. Not the engine's.
+//   v1c rmsnorm_bf16_v1c<N, NT>: the EW build with no grid wait: it reads x once its producer's count (GEMV v36, DN 2: each
+//      warp's stores fenced before it counts) reaches every warp; chapter 09a's count hand-off (results/explore_count_handoff.py).
 //   v1 head_rmsnorm_bf16_v1<D, WPB, FAULT>: (1+w) over each D = 256 head: one warp per (row, head), 8 values per lane.
 //   v1 gated_rmsnorm_bf16_v1<D, WPB, FAULT>: gated form over each D = 128 GDN head: one warp per (row, head), 4 per lane.
 //   norm_prologue_probe<MODE, NT>: not a norm: a consumer's prologue (stage the 5,120-wide x in shared memory) with
@@ -117,6 +119,63 @@ __global__ void __launch_bounds__(NT) rmsnorm_bf16_v1t(const unsigned short* __r
   float v[E];
 #pragma unroll
   for (int c = 0; c < C; ++c) qe_unpack8<8>(*reinterpret_cast<const uint4*>(xr + (c * NT + threadIdx.x) * 8), v + 8 * c);
+  float mean;
+  const float r = qe_fault_stat<0>(qe_block_sumsq<NT, E>(v, red), (float)N, inv_n, eps, mean);
+#pragma unroll
+  for (int c = 0; c < C; ++c) {
+    const int k = (c * NT + threadIdx.x) * 8;
+    const unsigned* wp = &we[c].x;
+    uint4 o; unsigned* op = &o.x;
+#pragma unroll
+    for (int q = 0; q < 4; ++q)
+      op[q] = qe_pack2(qe_fault_apply<0>(v[8 * c + 2 * q], r, (unsigned short)(wp[q] & 0xFFFF)),
+                       qe_fault_apply<0>(v[8 * c + 2 * q + 1], r, (unsigned short)(wp[q] >> 16)));
+    *reinterpret_cast<uint4*>(y + (size_t)blockIdx.x * ldy + k) = o;
+  }
+}
+
+// ---- v1c: v1's EW build that waits for its producer's count instead of its grid (a measurement) ---------------------------
+// Chapter 09a (results/explore_count_handoff.py). The GEMV before it (v36 with DN 2: down, out_proj) has each warp fence its
+// stores and then count its end into done[0]; the norm has no grid wait at all. Thread 0 polls done[0] with acquire loads
+// until it reaches trg (every warp of the producer: its stores are then visible), resets it, and the block releases its
+// dependents and reads x after a block barrier, through L2 (ld.global.cg: the read-only path's promise does not hold for
+// x here, and ptxas may not move these loads above the poll). After 20 ms thread 0 gives up and counts it in done[1]: the
+// outputs are then wrong, never a hang. trg <= 0: no poll at all (the negative control: x read before the producer is done).
+// The grid's completion signal, which the engine's norm waits for (~0.9 us after the producer's last block, chapter 09a's
+// timeline), is replaced by the count; the GEMV after the norm still waits for the norm's grid. The same operations as v1's
+// EW build (FAULT 0): bit-identical whenever x is complete.
+__device__ __forceinline__ unsigned long long qe_norm_ns() { unsigned long long t; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); return t; }
+template <int N, int NT>
+__global__ void __launch_bounds__(NT) rmsnorm_bf16_v1c(const unsigned short* x, const unsigned short* __restrict__ w,
+                                                        unsigned short* __restrict__ y, float eps, float inv_n, int ldx, int ldy,
+                                                        unsigned long long* done, int trg) {
+  static_assert(N % (8 * NT) == 0 && NT % 32 == 0, "whole 16-byte chunks per thread, whole warps");
+  constexpr int E = N / NT, C = E / 8;
+  __shared__ float red[NT / 32];
+  uint4 we[C];
+#pragma unroll
+  for (int c = 0; c < C; ++c) we[c] = __ldg(reinterpret_cast<const uint4*>(w + (c * NT + threadIdx.x) * 8));
+  if (trg > 0 && threadIdx.x == 0) {
+    unsigned long long v;
+    const unsigned long long t0 = qe_norm_ns();
+    for (;;) {
+      asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(done) : "memory");
+      if (v >= (unsigned long long)trg) break;
+      if (qe_norm_ns() - t0 > 20000000ull) { atomicAdd(done + 1, 1ull); break; }
+    }
+    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" :: "l"(done), "l"(0ull) : "memory");
+  }
+  __syncthreads();
+  qe_grid_launch_dependents();                                 // the next kernel may launch now (it waits for this grid)
+  const unsigned short* xr = x + (size_t)blockIdx.x * ldx;
+  float v[E];
+#pragma unroll
+  for (int c = 0; c < C; ++c) {
+    uint4 u;
+    asm volatile("ld.global.cg.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(u.x), "=r"(u.y), "=r"(u.z), "=r"(u.w)
+                 : "l"(xr + (c * NT + threadIdx.x) * 8) : "memory");
+    qe_unpack8<8>(u, v + 8 * c);
+  }
   float mean;
   const float r = qe_fault_stat<0>(qe_block_sumsq<NT, E>(v, red), (float)N, inv_n, eps, mean);
 #pragma unroll
@@ -266,6 +325,8 @@ template __global__ void rmsnorm_bf16_v1<256, 32, 0, false, false, true>(const u
                                                                         float*, float, float, int, int);     // EW, the tiny model's row
 template __global__ void rmsnorm_bf16_v1t<5120, 320>(const unsigned short*, const unsigned short*, unsigned short*, float, float, int, int,
                                                      unsigned long long*, int);   // v1t: released by its producer's progress
+template __global__ void rmsnorm_bf16_v1c<5120, 320>(const unsigned short*, const unsigned short*, unsigned short*, float, float, int, int,
+                                                     unsigned long long*, int);   // v1c: no grid wait, its producer's count instead
 #endif
 #define HEAD_INST(WPB, F) template __global__ void head_rmsnorm_bf16_v1<256, WPB, F>(const unsigned short*, long long, long long, \
   const unsigned short*, unsigned short*, long long, long long, float*, int, int, float, float);

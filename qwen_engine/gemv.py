@@ -301,7 +301,8 @@ def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None,
     first FR runs before the wait), re=True (v35: down's or out_proj's residual read at the start instead of in the epilogue;
     ptxas schedules that load above the grid wait, so `res` must be complete before the launch starts, as in the step, where
     it was written two or more launches back; epi 1, without EK2), dn=COUNTER (v36: each warp counts its end into COUNTER, int64 on the GPU, for the
-    norm after it: chapter 09a's hand-off). Explorations of chapter 06; the same sums as v26."""
+    norm after it: chapter 09a's hand-off), dnf=COUNTER (v36 with DN 2: each lane's stores fenced before its warp counts, for
+    chapter 05's v1c, which reads y on the count with no grid wait: chapter 09a's count hand-off). Explorations of chapter 06; the same sums as v26."""
     import numpy as np
     N, K = q.shape
     M = x.shape[0]
@@ -369,8 +370,8 @@ def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None,
         SK, RP, early, *rest = v13opt                    # rest: (XS, RU): RU > 0 runs RU runs a loop trip (v26lp)
         RU = rest[1] if len(rest) > 1 else 0
         x26 = dict(v26x or {})
-        if set(x26) - {"tb", "near", "fb", "re", "dn"} or len(x26) > 1: raise ValueError(f"v26x: at most one of tb, near, fb, re, dn; got {sorted(x26)}")
-        DN = x26.get("dn")
+        if set(x26) - {"tb", "near", "fb", "re", "dn", "dnf"} or len(x26) > 1: raise ValueError(f"v26x: at most one of tb, near, fb, re, dn, dnf; got {sorted(x26)}")
+        DN, DNK = (x26["dnf"], 2) if "dnf" in x26 else (x26.get("dn"), 1)
         if DN is not None and (DN.dtype != torch.int64 or not DN.is_cuda or int(early) == 3 or epi == 2):
             raise ValueError("v36 (dn): an int64 counter on the GPU, without EK2, not the SwiGLU projection")
         RE = bool(x26.get("re", False))
@@ -383,7 +384,7 @@ def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None,
         if TB and (RU or int(early) == 3 or not 0 < TB <= grid): raise ValueError(f"v26tp: unrolled runs without EK2, 0 < TB = {TB} <= {grid} blocks")
         if FB and (RU or TB or NEAR or int(early) == 3 or not 0 < FB <= grid or FR < 1): raise ValueError(f"v26fb: unrolled runs without EK2, TB or NEAR, 0 < FB = {FB} <= {grid} blocks, FR >= 1")
         if NEAR and (epi != 2 or RU or TB or int(early) == 3 or S % 2): raise ValueError(f"v26n: SwiGLU (epi 2), an even number of warps (S = {S}), unrolled runs without EK2 or TB")
-        name = (f"gemv_fp8_v36<{S}, {RP}, {epi}, {U}, {KST}, {minb or 1}, " + {0: "false, false", 1: "true, false", 2: "true, true"}[int(early)] + f", {RU}>"
+        name = (f"gemv_fp8_v36<{S}, {RP}, {epi}, {U}, {KST}, {minb or 1}, " + {0: "false, false", 1: "true, false", 2: "true, true"}[int(early)] + f", {RU}" + (", 2>" if DNK == 2 else ">")
                 if DN is not None else f"gemv_fp8_v35<{S}, {RP}, {epi}, {U}, {KST}, {minb or 1}, " + {0: "false, false", 1: "true, false", 2: "true, true"}[int(early)] + f", {RU}>"
                 if RE else f"gemv_fp8_v26lp<{S}, {RP}, {epi}, {U}, {KST}, {minb or 1}, " + {0: "false, false", 1: "true, false", 2: "true, true"}[int(early)] + f", {RU}>"
                 if RU else f"gemv_fp8_v26n<{S}, {RP}, {U}, {KST}, {minb or 1}, " + {0: "false, false", 1: "true, false", 2: "true, true"}[int(early)] + ">"

@@ -7,8 +7,8 @@ __all__ = ['HIDDEN', 'HEAD_DIM', 'GDN_DIM', 'RES_THREADS', 'WPB', 'STEP_COUNTS',
            'kernel_stat', 'emulate_rmsnorm', 'emulate_head_rmsnorm', 'emulate_gated_rmsnorm', 'reference_stat',
            'exact_rows_definition', 'ulps32', 'compare', 'statistic_check', 'tolerance_check', 'outputs_from_stat',
            'awkward_rows', 'model_weights', 'order_bound', 'rel_error_vs_exact', 'negative_controls', 'rmsnorm',
-           'rmsnorm_trigger', 'head_rmsnorm', 'gated_rmsnorm', 'check_form', 'time_standalone', 'time_marginal',
-           'time_probe', 'time_grid_join', 'step_totals', 'run_all', 'bench_register', 'load_record',
+           'rmsnorm_trigger', 'rmsnorm_counted', 'head_rmsnorm', 'gated_rmsnorm', 'check_form', 'time_standalone',
+           'time_marginal', 'time_probe', 'time_grid_join', 'step_totals', 'run_all', 'bench_register', 'load_record',
            'verification_table', 'cost_plot', 'join_table', 'recommendation', 'norm_cost_text']
 
 # %% ../nbs/05_norms.ipynb #02fb3632
@@ -207,6 +207,19 @@ def rmsnorm_trigger(x, w, eps, out, done, trg: int, pdl: bool = False):
     if done.dtype != torch.int64 or done.numel() < 1 or not done.is_cuda: raise ValueError("rmsnorm_trigger: done must be an int64 counter on the GPU")
     assert x.dtype == w.dtype == out.dtype == torch.bfloat16 and x.is_cuda and x.stride(1) == 1 and x.stride(0) % 8 == 0 and out.stride(1) == 1 and out.stride(0) % 8 == 0
     launch(get_kernel("norms_kernels", "rmsnorm_bf16_v1t<5120, 320>"), (M,), (320,),
+           (x, w, out, np.float32(eps), inv_n(N), np.int32(x.stride(0)), np.int32(out.stride(0)), done, np.int32(trg)), pdl=pdl)
+    return out
+
+def rmsnorm_counted(x, w, eps, out, done, trg: int, pdl: bool = False):
+    """v1c (chapter 09a's count hand-off, a measurement): the EW norm of 5,120-wide rows with no grid wait: its block reads x
+    once `done[0]` (int64 on the GPU: the producing GEMV's count of finished warps, chapter 06's v36 with its stores fenced,
+    `v26x={"dnf": done}`) reaches `trg`, resets it, and computes v1's values. done[1] counts give-ups (20 ms without the
+    count: the outputs are then wrong). trg <= 0: no poll (the negative control: x read before its producer is done)."""
+    M, N = x.shape
+    if N != 5120 or w.shape != (N,) or out.shape != (M, N): raise ValueError(f"rmsnorm_counted is built for 5,120-wide rows: x {tuple(x.shape)}, w {tuple(w.shape)}, out {tuple(out.shape)}")
+    if done.dtype != torch.int64 or done.numel() < 2 or not done.is_cuda: raise ValueError("rmsnorm_counted: done must be two int64 on the GPU (the count, the give-ups)")
+    assert x.dtype == w.dtype == out.dtype == torch.bfloat16 and x.is_cuda and x.stride(1) == 1 and x.stride(0) % 8 == 0 and out.stride(1) == 1 and out.stride(0) % 8 == 0
+    launch(get_kernel("norms_kernels", "rmsnorm_bf16_v1c<5120, 320>"), (M,), (320,),
            (x, w, out, np.float32(eps), inv_n(N), np.int32(x.stride(0)), np.int32(out.stride(0)), done, np.int32(trg)), pdl=pdl)
     return out
 

@@ -16,7 +16,7 @@ from .checkpoint import Checkpoint, load_engine_weights, fused_layout, synth_ten
 from .runtime import get_kernel, launch
 from .gemv import engine_gemv, engine_scratch, engine_plan, engine_kwargs, lm_head, lm_head_scratch, ENGINE_CHOICE
 from .gemv import head_topk, head_topk_ok, head_topk_scratch, head_topk_capacity, gemv, gdn_z_gated, awaiting_buffer, down_awaiting
-from .norms import rmsnorm, rmsnorm_trigger
+from .norms import rmsnorm, rmsnorm_trigger, rmsnorm_counted
 from .attention import KVPool, PageTable, attention_decode, attention_scratch, rope_table
 from .gdn import gdn_state, gdn_decode
 
@@ -154,6 +154,11 @@ class DecodeStep:
                                      # results/norm_early_h200.json); set() is the plain build of every norm before it (a measurement)
         self.handoff_trg = 0         # measurement (results/explore_handoff.py): > 0, down and out_proj count their warps' ends (GEMV v36)
         self.done = torch.zeros(1, dtype=torch.int64, device=dev)   # and every norm after one releases its dependents at that count (v1t)
+        self.count_handoff = None    # measurement (results/explore_count_handoff.py): "fence", down and out_proj count their warps' ends
+                                     # after fencing their stores (v36 DN 2) and the norm after each reads its input on that count with no
+                                     # grid wait (v1c); "nofence": the count unfenced (v36, a timing control); "nopoll": the norms read at
+                                     # once (the negative control: wrong values)
+        self.counted = torch.zeros(2, dtype=torch.int64, device=dev)  # their count and give-ups
         self.spacers = {}            # measurement only (results/explore_spacer.py): {"mlp" | "gdn" | "attn" | "norm": spacer kernel name}
                                      # ("norm": in each omitted norm's place, with omit_norms; results/explore_step_matrix.py)
         self.omit = set()            # measurement only (results/explore_omit.py): {"gdn", "attention"}: skip those kernels
@@ -272,7 +277,10 @@ class DecodeStep:
 
     def _gemv(self, wq, x, epi, out, res=None):
         N, K = wq[0].shape
-        if self.handoff_trg > 0 and epi == 1:                # the hand-off measurement: the producer counts its warps' ends
+        if self.count_handoff and epi == 1:                  # the count hand-off: the producer counts its warps' ends, fenced or not
+            gemv(wq[0], wq[1], x, epi, res, out=out, scratch=self.scratch[(N, K, epi)], pdl=self.pdl,
+                 **dict(engine_kwargs(N, K, epi), v26x={("dn" if self.count_handoff == "nofence" else "dnf"): self.counted}))
+        elif self.handoff_trg > 0 and epi == 1:              # the hand-off measurement: the producer counts its warps' ends
             gemv(wq[0], wq[1], x, epi, res, out=out, scratch=self.scratch[(N, K, epi)], pdl=self.pdl, **dict(engine_kwargs(N, K, epi), v26x={"dn": self.done}))
         else: engine_gemv(wq[0], wq[1], x, epi, res, out=out, scratch=self.scratch[(N, K, epi)], pdl=self.pdl)
 
@@ -315,7 +323,8 @@ class DecodeStep:
         launch(get_kernel("step", "embed_gather"), (-(-H // (8 * 128)),), (128,), (E[PREFIX + "embed_tokens.weight"], self.ctl, h[0], np.int32(H)), pdl=pdl)
         for i, L in enumerate(self.layers):
             if i: self._l2_prefetch("inp", L["inp"], 0)
-            if self.handoff_trg > 0 and i: rmsnorm_trigger(h[0], L["ln1"], eps, x, self.done, self.handoff_trg, pdl=pdl)
+            if self.count_handoff and i: rmsnorm_counted(h[0], L["ln1"], eps, x, self.counted, self._count_trg(), pdl=pdl)
+            elif self.handoff_trg > 0 and i: rmsnorm_trigger(h[0], L["ln1"], eps, x, self.done, self.handoff_trg, pdl=pdl)
             elif not self.omit_norms: rmsnorm(h[0], L["ln1"], eps, x, pdl=pdl, rel="norm" in self.release, late=self._late("ln1"), early=self._early("ln1"))
             else: self._spacer("norm")
             if L["kind"] == "linear_attention":
@@ -337,7 +346,8 @@ class DecodeStep:
             else:
                 self.attention_sublayer(L, x, h[1], h[0])
             self._l2_prefetch("mlp", L["gate_up"], 2)
-            if self.handoff_trg > 0: rmsnorm_trigger(h[1], L["ln2"], eps, x, self.done, self.handoff_trg, pdl=pdl)
+            if self.count_handoff: rmsnorm_counted(h[1], L["ln2"], eps, x, self.counted, self._count_trg(), pdl=pdl)
+            elif self.handoff_trg > 0: rmsnorm_trigger(h[1], L["ln2"], eps, x, self.done, self.handoff_trg, pdl=pdl)
             elif not self.omit_norms: rmsnorm(h[1], L["ln2"], eps, x, pdl=pdl, rel="norm" in self.release, late=self._late("ln2"), early=self._early("ln2"))
             else: self._spacer("norm")
             if self.mlpflow: self._mlp_flow(L, x, h)
@@ -346,7 +356,8 @@ class DecodeStep:
                 self._spacer("mlp")
                 self._gemv(L["down"], self.act, 1, h[0], res=h[1])
             if probe is not None: probe(i, h[0])
-        if self.handoff_trg > 0: rmsnorm_trigger(h[0], E[PREFIX + "norm.weight"], eps, x, self.done, self.handoff_trg, pdl=pdl)
+        if self.count_handoff: rmsnorm_counted(h[0], E[PREFIX + "norm.weight"], eps, x, self.counted, self._count_trg(), pdl=pdl)
+        elif self.handoff_trg > 0: rmsnorm_trigger(h[0], E[PREFIX + "norm.weight"], eps, x, self.done, self.handoff_trg, pdl=pdl)
         elif not self.omit_norms: rmsnorm(h[0], E[PREFIX + "norm.weight"], eps, x, pdl=pdl, rel="norm" in self.release, late=self._late("final"), early=self._early("final"))
         else: self._spacer("norm")
         cand = dict(topk=self.cand_k, topk_part=self.cand_part) if self.cand_k else {}
@@ -380,6 +391,10 @@ class DecodeStep:
         gdn_decode(qkvz, x, L["w_b"], L["w_a"], L["conv_w"], L["A_log"], L["dt_bias"], L["norm"], self.conv, self.rec,
                    L["idx"], self.ctl, c, mix, pdl=self.pdl, variant=variant, rinv=self.rinv)
         gdn_z_gated(wq[C:], ws[C // 128:], x, L["norm"], mix, self.rinv, trg0=trg0, pdl=self.pdl)
+
+    def _count_trg(self) -> int:
+        "The count hand-off's target: every warp of the producer (down and out_proj: 2,560 row pairs, one a warp); 0 for 'nopoll'."
+        return 0 if self.count_handoff == "nopoll" else self.cfg.hidden_size // 2
 
     def _late(self, which: str) -> bool:
         "Whether the residual norm `which` (ln1, ln2, final) is the build released after its stores (a measurement)."

@@ -1103,3 +1103,35 @@ def test_v36_names_and_its_count(monkeypatch):
         with pytest.raises(ValueError, match="EK2"): G.gemv(q, sc, x, 1, res, **dict(kw, v13opt=kw["v13opt"][:2] + (3,) + kw["v13opt"][3:], v26x={"dn": cnt}))
     qg, sg, xg = torch.zeros(34816, 5120, dtype=torch.uint8), torch.zeros(272, 40), torch.zeros(1, 5120, dtype=torch.bfloat16)
     with pytest.raises(ValueError, match="SwiGLU"): G.gemv(qg, sg, xg, 2, None, **dict(G.engine_kwargs(34816, 5120, 2), v26x={"dn": cnt}))
+
+
+def test_v36_fenced_count_names_and_its_fence(monkeypatch):
+    """v36 with DN 2 (chapter 09a's count hand-off: the norm after down and out_proj reads their output on the count alone)
+    through gemv(): v26x dnf=COUNTER names the DN 2 build at the engine's configuration and grid; dn and dnf together raise.
+    By nvcc's SASS (sm_90a), the DN 2 build of down is DN 1's with a fence (MEMBAR) before the count's atomic add, and
+    nothing else changed in the instructions before it."""
+    from qwen_engine import gemv as G
+    from qwen_engine.runtime import sass_tool, sass_bodies
+    named, grids = _mocked_launcher(monkeypatch)
+    cnt = torch.zeros(2, dtype=torch.int64)
+    res = torch.zeros(1, 5120, dtype=torch.bfloat16)
+    for K, want in ((6144, "gemv_fp8_v36<20, 1, 1, 3, 12, 1, true, true, 0, 2>"), (17408, "gemv_fp8_v36<20, 1, 1, 2, 34, 1, true, true, 2, 2>")):
+        q, sc, x = torch.zeros(5120, K, dtype=torch.uint8), torch.zeros(40, K // 128), torch.zeros(1, K, dtype=torch.bfloat16)
+        kw = G.engine_kwargs(5120, K, 1)
+        G.gemv(q, sc, x, 1, res, **kw); engine_grid = grids[-1][0]
+        G.gemv(q, sc, x, 1, res, **dict(kw, v26x={"dnf": cnt}))
+        assert named[-1] == want and grids[-1][0] == engine_grid and grids[-1][1][-1] is cnt
+        with pytest.raises(ValueError, match="at most one"): G.gemv(q, sc, x, 1, res, **dict(kw, v26x={"dn": cnt, "dnf": cnt}))
+    if not all(sass_tool(t) for t in ("nvcc", "cuobjdump", "nvdisasm")): pytest.skip("needs nvcc, cuobjdump and nvdisasm")
+    sig = "(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);\n"
+    b = sass_bodies('#define __CUDACC_RTC__ 1\n#include "gemv.cu"\n' + "".join(
+        f"template __global__ void gemv_fp8_v36<20, 1, 1, 3, 12, 1, true, true, 0, {dn}>" + sig for dn in (1, 2)))
+    one, two = (next(v for k, v in b.items() if k.startswith("_Z12gemv_fp8_v36") and k.split("EEv")[0].endswith(f"Li0ELi{dn}")) for dn in (1, 2))
+    op = lambda s: s.split()[1] if s.startswith("@") else s.split()[0]
+    count = lambda body: [i for i, s in enumerate(body) if op(s).startswith(("RED", "ATOM"))]
+    c1, c2 = count(one), count(two)
+    assert len(c1) == len(c2) == 1
+    assert not any(op(s).startswith("MEMBAR") for s in one) and any(op(s).startswith("MEMBAR") for s in two[:c2[0]])
+    strip = lambda body: [s for s in body if not op(s).startswith(("MEMBAR", "ERRBAR", "CCTL", "WARPSYNC", "NOP", "BSYNC", "BSSY"))]
+    assert strip(one)[:strip(one).index(next(s for s in strip(one) if op(s).startswith("STG")))] == \
+           strip(two)[:strip(two).index(next(s for s in strip(two) if op(s).startswith("STG")))]   # the same work up to the first store

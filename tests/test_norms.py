@@ -170,3 +170,27 @@ def test_trigger_norm_contract_and_its_order():
     acq = ins.index("ACQBULK")
     assert ins[:acq].count("LDG.E.128.CONSTANT") == 2 and "LDG.E.64.STRONG.SYS" in ins[:acq] and "NANOSLEEP" in ins[:acq]
     assert max(i for i, s in enumerate(ins[:acq]) if s.startswith("LDG")) < ins.index("PREEXIT") < acq
+
+
+def test_counted_norm_contract_and_its_order():
+    """v1c (chapter 09a's count hand-off): a 5,120-wide row and two int64 (the count, the give-ups), or a ValueError naming
+    the problem. By nvcc's SASS: no grid wait at all (no ACQBULK); its weight loads first, then the poll of the count with
+    acquire loads (STRONG.GPU, then the L1 invalidated), then a block barrier, the release of its dependents (PREEXIT), and
+    only then the loads of its input, through L2 (STRONG.GPU: never the read-only path, which ptxas may move)."""
+    from qwen_engine.norms import rmsnorm_counted
+    from qwen_engine.runtime import sass_tool, sass_of
+    x, w, y = torch.zeros(1, HIDDEN, dtype=torch.bfloat16), torch.zeros(HIDDEN, dtype=torch.bfloat16), torch.zeros(1, HIDDEN, dtype=torch.bfloat16)
+    with pytest.raises(ValueError, match="5,120"): rmsnorm_counted(x[:, :256], w[:256], EPS, y[:, :256], torch.zeros(2, dtype=torch.int64), 1)
+    with pytest.raises(ValueError, match="two int64"): rmsnorm_counted(x, w, EPS, y, torch.zeros(1, dtype=torch.int64), 1)
+    with pytest.raises(ValueError, match="two int64"): rmsnorm_counted(x, w, EPS, y, torch.zeros(2, dtype=torch.int32), 1)
+    if not all(sass_tool(t) for t in ("nvcc", "cuobjdump", "nvdisasm")): pytest.skip("needs nvcc, cuobjdump and nvdisasm")
+    import re
+    ins = [m.group(1) for l in sass_of('#define __CUDACC_RTC__ 1\n#include "norms_kernels.cu"\ntemplate __global__ void rmsnorm_bf16_v1c<5120, 320>('
+                                       'const unsigned short*, const unsigned short*, unsigned short*, float, float, int, int, unsigned long long*, int);\n').splitlines()
+           if (m := re.search(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?(.*?);", l))]
+    op = [s.split()[0] for s in ins]
+    assert "ACQBULK" not in op
+    loads = [(i, o) for i, o in enumerate(op) if o.startswith("LDG")]
+    assert [o for _, o in loads] == ["LDG.E.128.CONSTANT"] * 2 + ["LDG.E.64.STRONG.GPU"] + ["LDG.E.128.STRONG.GPU"] * 2
+    poll, first_x = loads[2][0], loads[3][0]
+    assert poll < op.index("CCTL.IVALL") < op.index("BAR.SYNC.DEFER_BLOCKING") < op.index("PREEXIT") < first_x
