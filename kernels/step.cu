@@ -105,6 +105,34 @@ template __global__ void idle_spacer<10000>();
 template __global__ void idle_spacer<30000>();
 #endif
 
+// Measurement only (results/explore_pdl_chain.py): what a grid wait waits for. pdl_probe_sleep<NS> releases its dependents at
+// once, then thread 0 of each block sleeps NS ns and the last block's end time goes to t[0] (atomicMax); pdl_probe_nowait
+// releases its dependents and writes its time to t[1], with no wait at all; pdl_probe_wait writes the time its grid wait
+// returned to t[2]. In the chain sleep -> nowait -> wait, t[2] - t[0] says whether the last kernel's wait waited for the first
+// kernel, which it does not depend on directly (the middle one, with no wait, can complete long before the first).
+__device__ __forceinline__ unsigned long long qe_probe_ns() { unsigned long long t; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); return t; }
+template <int NS> __global__ void pdl_probe_sleep(unsigned long long* t) {
+  qe_grid_launch_dependents();
+  if (threadIdx.x == 0) {
+    const unsigned long long t0 = qe_probe_ns();
+    unsigned long long now;
+    do { asm volatile("nanosleep.u32 500;"); now = qe_probe_ns(); } while (now - t0 < (unsigned long long)NS);
+    atomicMax(t, now);
+  }
+}
+extern "C" __global__ void pdl_probe_nowait(unsigned long long* t) {
+  qe_grid_launch_dependents();
+  if (threadIdx.x == 0) t[1] = qe_probe_ns();
+}
+extern "C" __global__ void pdl_probe_wait(unsigned long long* t) {
+  qe_grid_wait();
+  if (threadIdx.x == 0) t[2] = qe_probe_ns();
+  qe_grid_launch_dependents();
+}
+#ifndef __CUDACC_RTC__
+template __global__ void pdl_probe_sleep<20000>(unsigned long long*);
+#endif
+
 // Ask L2 for bytes a later kernel of the step will stream, while the kernels in between leave DRAM idle (a GDN layer or
 // an attention layer moves few bytes for microseconds). n segments of `bytes` each, segment i at base + i * stride
 // (16-byte aligned, a multiple of 16 bytes): one bulk prefetch each (cp.async.bulk.prefetch.L2: no register, nothing to
