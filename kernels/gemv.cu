@@ -158,6 +158,9 @@
 //      for chapter 09a's hand-off measurement (the norm after it releases its dependents at a count). Bit-identical; the
 //      hand-off gained nothing beyond the step's noise at any count (handoff_h200.json). Not the engine's. DN 2: each lane's
 //      stores fenced before its warp counts, so that chapter 05's v1c can read y on the count alone (chapter 09a's count hand-off).
+//   v37 gemv_fp8_v37<SR, RP, EPI, U, KST, MINB, E, EK, RU>: v26 / v26lp with no grid wait: its blocks await a flag the norm
+//      before it writes (chapter 05's v1c with its flag) and read the activation by coherent loads. Bit-identical; chapter
+//      09a's await hand-off (results/explore_count_handoff.py).
 //   lm_head_bf16_v2<S>: the same structure for the bf16 vocabulary projection over a row set, with argmax.
 //   lm_head_bf16_v3<SR, RP, MT, D>: the head with v13's whole-row streams (bf16 pairs permuted, no widening), a D-step
 //      ring; the same per-block argmax partials. 667 us alone vs v2's 687, 0.01 ms slower in the step (head_v3_h200.json).
@@ -2365,6 +2368,22 @@ __device__ __forceinline__ void gemv_grid_count(unsigned long long* sync, unsign
   }
   __syncthreads();
 }
+// v37's wait (WT 7): not the grid's. Thread 0 polls flag[0] with acquire loads until it holds k (the residual norm before it,
+// chapter 05's v1c, writes its hand-off's number there once its outputs are visible), then the block barrier. After 20 ms
+// it gives up and counts itself in flag[1] (its outputs are then wrong, never a hang).
+__device__ __forceinline__ void gemv_await_flag(unsigned long long* flag, int k) {
+  if (threadIdx.x == 0) {
+    unsigned long long v, t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    for (;;) {
+      asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(flag) : "memory");
+      if (v == (unsigned long long)k) break;
+      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+      if (t - t0 > 20000000ull) { atomicAdd(flag + 1, 1ull); break; }
+    }
+  }
+  __syncthreads();
+}
 template <int SR, int RP, int EPI, int U, int KST, bool E, int R0, int R1, bool XCH, bool FAR = false, bool EK = false, bool EK2 = false,
           bool DRY = false, bool ER = false, int PROBE = 0, bool XP = false, int XS = 0, int XL = 0, int WL = 0, int RU = 0,
           int NS = 2, int TB = 0, bool NEAR = false, int FB = 0, int FR = 1, int WT = 0, int KP = 0, bool RE = false, int DN = 0>
@@ -2384,8 +2403,9 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
   // WT (v30, one launch for two GEMVs): 0 the grid wait, the set from the block (every kernel but v30); else the set is u0x
   // and 1 waits for nothing, 2 for the grid (the launch's first set), 3 for the grid's other blocks (gemv_grid_count),
   // 5 for nothing before its loop (v31: with XL 4 each step's activation is awaited where it is read), 6 as 5 but the
-  // launch releases its dependents at the start and waits for the grid after its loop, before the epilogue (v34)
-  const int Nout = EPI == 2 ? N / 2 : N, u0 = WT ? u0x : blockIdx.x * SR + warp;   // this warp's row set
+  // launch releases its dependents at the start and waits for the grid after its loop, before the epilogue (v34);
+  // 7 (v37): the set from the block, and no grid wait: gemv_await_flag(sync, u0x) in its place (u0x: the hand-off's number)
+  const int Nout = EPI == 2 ? N / 2 : N, u0 = WT && WT != 7 ? u0x : blockIdx.x * SR + warp;   // this warp's row set
   const int nb0 = NEAR ? ((warp & 1) ? Nout : 0) + (blockIdx.x * (SR / 2) + (warp >> 1)) * RS : 0;   // NEAR: the warp's first row
   const unsigned char* pw = NEAR ? W + (size_t)nb0 * KK + lk : W + (size_t)u0 * RS * KK + lk;
   const size_t up_w = (size_t)Nout * KK, far_w = (size_t)(N / 2) * KK;           // FAR: row p's partner, N / 2 rows on
@@ -2459,6 +2479,7 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
   }
   if (WT == 0 || WT == 2) qe_grid_wait();
   if (WT == 3) gemv_grid_count(sync, gridDim.x, true);
+  if (WT == 7) gemv_await_flag(sync, u0x);
   if (EK && !pre) {
     load(0, R0);
     if (EK2 && R0 + 1 < R1) load(1, R0 + 1);
@@ -2470,7 +2491,7 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
   static_assert(!RE || (EPI == 1 && !FAR && !XCH && !NEAR && KP == 0 && WT == 0 && !DRY && PROBE == 0), "RE: the residual epilogue, one output a lane");
   unsigned short re = 0;
   if constexpr (RE) { if (lane < 2 * RP) re = res[u0 * RS + lane]; }   // lane 2p + h writes row u0 RS + 2p + h
-  if (WT == 0 || WT == 2 || WT == 6) qe_grid_launch_dependents();
+  if (WT == 0 || WT == 2 || WT == 6 || WT == 7) qe_grid_launch_dependents();
   extern __shared__ uint4 xsm26[];                           // XS: the activation, K bf16
   if (XS == 1) {
     for (int i = threadIdx.x; i < KK / 8; i += blockDim.x) xsm26[i] = __ldg(reinterpret_cast<const uint4*>(x) + i);
@@ -2567,6 +2588,9 @@ __device__ __forceinline__ void gemv_v26_body(const unsigned char* __restrict__ 
         asm volatile("ld.global.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(xl[0][0].x), "=r"(xl[0][0].y), "=r"(xl[0][0].z), "=r"(xl[0][0].w) : "l"(x + 512 * st + lk) : "memory");
         asm volatile("ld.global.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(xl[0][1].x), "=r"(xl[0][1].y), "=r"(xl[0][1].z), "=r"(xl[0][1].w) : "l"(x + 512 * st + lk + 8) : "memory");
         xr5[u][0][0] = xl[0][0]; xr5[u][0][1] = xl[0][1];
+      } else if (XL == 6) {                                  // v37: written by the norm before it, awaited by a flag (not the grid):
+        xl[0][0] = __ldca(reinterpret_cast<const uint4*>(x + 512 * st + lk));   // coherent loads, never the read-only path
+        xl[0][1] = __ldca(reinterpret_cast<const uint4*>(x + 512 * st + lk + 8));
       } else if (XL == 2) {
         asm volatile("ld.global.nc.L1::evict_last.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(xl[0][0].x), "=r"(xl[0][0].y), "=r"(xl[0][0].z), "=r"(xl[0][0].w) : "l"(x + 512 * st + lk));
         asm volatile("ld.global.nc.L1::evict_last.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(xl[0][1].x), "=r"(xl[0][1].y), "=r"(xl[0][1].z), "=r"(xl[0][1].w) : "l"(x + 512 * st + lk + 8));
@@ -2682,6 +2706,18 @@ __global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v36(
     float* __restrict__ partial, unsigned* __restrict__ counters) {
   gemv_v26_body<SR, RP, EPI, U, KST, E, 0, (KST + U - 1) / U, false, false, EK, false, false, false, 0, false, 0, 0, 0, RU,
                 2, 0, false, 0, 1, 0, 0, false, DN>(W, scale, x, res, y, N, partial, 0, reinterpret_cast<unsigned long long*>(counters));
+}
+// v37: v26 (RU 0) or v26lp (RU > 0), E and EK as given, with no grid wait: its blocks wait until counters[0] (read as one
+// uint64) holds k, which the residual norm before it (chapter 05's v1c) writes once its outputs are visible, and read the
+// activation with coherent loads (ld.global.ca: the read-only path's promise does not hold for it here). Chapter 09a's await
+// hand-off. The same loads of the same values and the same sums: bit-identical to v26 / v26lp.
+template <int SR, int RP, int EPI, int U, int KST, int MINB, bool E, bool EK, int RU>
+__global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v37(
+    const unsigned char* __restrict__ W, const float* __restrict__ scale, const unsigned short* __restrict__ x,
+    const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
+    float* __restrict__ partial, unsigned* __restrict__ counters, int k) {
+  gemv_v26_body<SR, RP, EPI, U, KST, E, 0, (KST + U - 1) / U, false, false, EK, false, false, false, 0, false, 0, 6, 0, RU,
+                2, 0, false, 0, 1, 7>(W, scale, x, res, y, N, partial, k, reinterpret_cast<unsigned long long*>(counters));
 }
 // v35: v26 (RU 0) or v26lp (RU > 0), E and EK as given, with the residual read at the start instead of in the epilogue (RE;
 // above the grid wait in SASS: `res` must be complete before the launch, as in the step).
@@ -2908,6 +2944,9 @@ template __global__ void gemv_fp8_v36<20, 1, 1, 2, 34, 1, true, true, 2>(const u
 template __global__ void gemv_fp8_v36<20, 1, 1, 3, 12, 1, true, true, 0>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);   // v36: out_proj counting its warps' ends
 template __global__ void gemv_fp8_v36<20, 1, 1, 2, 34, 1, true, true, 2, 2>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);   // v36 DN 2: down, its stores fenced
 template __global__ void gemv_fp8_v36<20, 1, 1, 3, 12, 1, true, true, 0, 2>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);   // v36 DN 2: out_proj, its stores fenced
+template __global__ void gemv_fp8_v37<2, 2, 0, 3, 10, 8, true, true, 0>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*, int);   // v37: qkv|z on the flag
+template __global__ void gemv_fp8_v37<2, 2, 0, 3, 10, 7, true, true, 0>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*, int);   // v37: q|gate|k|v on the flag
+template __global__ void gemv_fp8_v37<2, 1, 2, 2, 10, 8, false, false, 0>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*, int);   // v37: gate|up on the flag
 template __global__ void gemv_fp8_v26xs<2, 2, 0, 3, 10, 7, true, true, 4>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 template __global__ void gemv_fp8_v26xs<2, 2, 0, 3, 10, 7, true, true, 5>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);
 template __global__ void gemv_fp8_v26xl<2, 2, 0, 3, 10, 7, true, true, 1>(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);

@@ -141,6 +141,8 @@ __global__ void __launch_bounds__(NT) rmsnorm_bf16_v1t(const unsigned short* __r
 // dependents and reads x after a block barrier, through L2 (ld.global.cg: the read-only path's promise does not hold for
 // x here, and ptxas may not move these loads above the poll). After 20 ms thread 0 gives up and counts it in done[1]: the
 // outputs are then wrong, never a hang. trg <= 0: no poll at all (the negative control: x read before the producer is done).
+// k > 0 (the await hand-off): once its outputs are visible (each thread's fence, a block barrier) thread 0 writes k to
+// flag[0], which the GEMV after it (chapter 06's v37) awaits instead of this grid's completion.
 // The grid's completion signal, which the engine's norm waits for (~0.9 us after the producer's last block, chapter 09a's
 // timeline), is replaced by the count; the GEMV after the norm still waits for the norm's grid. The same operations as v1's
 // EW build (FAULT 0): bit-identical whenever x is complete.
@@ -148,7 +150,7 @@ __device__ __forceinline__ unsigned long long qe_norm_ns() { unsigned long long 
 template <int N, int NT>
 __global__ void __launch_bounds__(NT) rmsnorm_bf16_v1c(const unsigned short* x, const unsigned short* __restrict__ w,
                                                         unsigned short* __restrict__ y, float eps, float inv_n, int ldx, int ldy,
-                                                        unsigned long long* done, int trg) {
+                                                        unsigned long long* done, int trg, unsigned long long* flag, int k) {
   static_assert(N % (8 * NT) == 0 && NT % 32 == 0, "whole 16-byte chunks per thread, whole warps");
   constexpr int E = N / NT, C = E / 8;
   __shared__ float red[NT / 32];
@@ -180,14 +182,19 @@ __global__ void __launch_bounds__(NT) rmsnorm_bf16_v1c(const unsigned short* x, 
   const float r = qe_fault_stat<0>(qe_block_sumsq<NT, E>(v, red), (float)N, inv_n, eps, mean);
 #pragma unroll
   for (int c = 0; c < C; ++c) {
-    const int k = (c * NT + threadIdx.x) * 8;
+    const int kk = (c * NT + threadIdx.x) * 8;
     const unsigned* wp = &we[c].x;
     uint4 o; unsigned* op = &o.x;
 #pragma unroll
     for (int q = 0; q < 4; ++q)
       op[q] = qe_pack2(qe_fault_apply<0>(v[8 * c + 2 * q], r, (unsigned short)(wp[q] & 0xFFFF)),
                        qe_fault_apply<0>(v[8 * c + 2 * q + 1], r, (unsigned short)(wp[q] >> 16)));
-    *reinterpret_cast<uint4*>(y + (size_t)blockIdx.x * ldy + k) = o;
+    *reinterpret_cast<uint4*>(y + (size_t)blockIdx.x * ldy + kk) = o;
+  }
+  if (k > 0) {                                                 // the await hand-off: the GEMV after it (v37) waits for flag[0] == k
+    __threadfence();                                           // this thread's stores visible at the GPU's scope
+    __syncthreads();
+    if (threadIdx.x == 0) asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" :: "l"(flag), "l"((unsigned long long)k) : "memory");
   }
 }
 
@@ -326,7 +333,7 @@ template __global__ void rmsnorm_bf16_v1<256, 32, 0, false, false, true>(const u
 template __global__ void rmsnorm_bf16_v1t<5120, 320>(const unsigned short*, const unsigned short*, unsigned short*, float, float, int, int,
                                                      unsigned long long*, int);   // v1t: released by its producer's progress
 template __global__ void rmsnorm_bf16_v1c<5120, 320>(const unsigned short*, const unsigned short*, unsigned short*, float, float, int, int,
-                                                     unsigned long long*, int);   // v1c: no grid wait, its producer's count instead
+                                                     unsigned long long*, int, unsigned long long*, int);   // v1c: no grid wait, its producer's count instead
 #endif
 #define HEAD_INST(WPB, F) template __global__ void head_rmsnorm_bf16_v1<256, WPB, F>(const unsigned short*, long long, long long, \
   const unsigned short*, unsigned short*, long long, long long, float*, int, int, float, float);

@@ -210,17 +210,22 @@ def rmsnorm_trigger(x, w, eps, out, done, trg: int, pdl: bool = False):
            (x, w, out, np.float32(eps), inv_n(N), np.int32(x.stride(0)), np.int32(out.stride(0)), done, np.int32(trg)), pdl=pdl)
     return out
 
-def rmsnorm_counted(x, w, eps, out, done, trg: int, pdl: bool = False):
+def rmsnorm_counted(x, w, eps, out, done, trg: int, pdl: bool = False, flag=None, k: int = 0):
     """v1c (chapter 09a's count hand-off, a measurement): the EW norm of 5,120-wide rows with no grid wait: its block reads x
     once `done[0]` (int64 on the GPU: the producing GEMV's count of finished warps, chapter 06's v36 with its stores fenced,
     `v26x={"dnf": done}`) reaches `trg`, resets it, and computes v1's values. done[1] counts give-ups (20 ms without the
-    count: the outputs are then wrong). trg <= 0: no poll (the negative control: x read before its producer is done)."""
+    count: the outputs are then wrong). trg <= 0: no poll (the negative control: x read before its producer is done).
+    k > 0: once its outputs are visible it writes k to flag[0] (int64 on the GPU), for the GEMV after it to await (chapter 06's
+    v37, `v26x={"await": (flag, k)}`) instead of this launch's completion."""
     M, N = x.shape
     if N != 5120 or w.shape != (N,) or out.shape != (M, N): raise ValueError(f"rmsnorm_counted is built for 5,120-wide rows: x {tuple(x.shape)}, w {tuple(w.shape)}, out {tuple(out.shape)}")
+    if k > 0 and (flag is None or flag.dtype != torch.int64 or not flag.is_cuda or M != 1):
+        raise ValueError("rmsnorm_counted: k > 0 writes an int64 flag on the GPU, one row (one block) a launch")
     if done.dtype != torch.int64 or done.numel() < 2 or not done.is_cuda: raise ValueError("rmsnorm_counted: done must be two int64 on the GPU (the count, the give-ups)")
     assert x.dtype == w.dtype == out.dtype == torch.bfloat16 and x.is_cuda and x.stride(1) == 1 and x.stride(0) % 8 == 0 and out.stride(1) == 1 and out.stride(0) % 8 == 0
     launch(get_kernel("norms_kernels", "rmsnorm_bf16_v1c<5120, 320>"), (M,), (320,),
-           (x, w, out, np.float32(eps), inv_n(N), np.int32(x.stride(0)), np.int32(out.stride(0)), done, np.int32(trg)), pdl=pdl)
+           (x, w, out, np.float32(eps), inv_n(N), np.int32(x.stride(0)), np.int32(out.stride(0)), done, np.int32(trg),
+            done if flag is None else flag, np.int32(k)), pdl=pdl)
     return out
 
 def _heads(t, D):

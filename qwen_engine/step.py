@@ -157,8 +157,12 @@ class DecodeStep:
         self.count_handoff = None    # measurement (results/explore_count_handoff.py): "fence", down and out_proj count their warps' ends
                                      # after fencing their stores (v36 DN 2) and the norm after each reads its input on that count with no
                                      # grid wait (v1c); "nofence": the count unfenced (v36, a timing control); "nopoll": the norms read at
-                                     # once (the negative control: wrong values)
+                                     # once (the negative control: wrong values); "await": "fence", and the GEMV after each of those norms
+                                     # has no grid wait either: it awaits the norm's flag (v37), written once the norm's outputs are visible;
+                                     # "await1": so for the GEMVs after the layers' first norms only (q|k|v|z, q|gate|k|v; not gate|up)
         self.counted = torch.zeros(2, dtype=torch.int64, device=dev)  # their count and give-ups
+        self.nflag = torch.zeros(2, dtype=torch.int64, device=dev)    # "await": the last hand-off's number and the GEMVs' give-ups
+        self._await = 0                                               # the number the next GEMV awaits (0: its grid wait)
         self.spacers = {}            # measurement only (results/explore_spacer.py): {"mlp" | "gdn" | "attn" | "norm": spacer kernel name}
                                      # ("norm": in each omitted norm's place, with omit_norms; results/explore_step_matrix.py)
         self.omit = set()            # measurement only (results/explore_omit.py): {"gdn", "attention"}: skip those kernels
@@ -280,6 +284,10 @@ class DecodeStep:
         if self.count_handoff and epi == 1:                  # the count hand-off: the producer counts its warps' ends, fenced or not
             gemv(wq[0], wq[1], x, epi, res, out=out, scratch=self.scratch[(N, K, epi)], pdl=self.pdl,
                  **dict(engine_kwargs(N, K, epi), v26x={("dn" if self.count_handoff == "nofence" else "dnf"): self.counted}))
+        elif self._await:                                    # the await hand-off: this GEMV awaits the norm's flag, not its grid
+            gemv(wq[0], wq[1], x, epi, res, out=out, scratch=self.scratch[(N, K, epi)], pdl=self.pdl,
+                 **dict(engine_kwargs(N, K, epi), v26x={"await": (self.nflag, self._await)}))
+            self._await = 0
         elif self.handoff_trg > 0 and epi == 1:              # the hand-off measurement: the producer counts its warps' ends
             gemv(wq[0], wq[1], x, epi, res, out=out, scratch=self.scratch[(N, K, epi)], pdl=self.pdl, **dict(engine_kwargs(N, K, epi), v26x={"dn": self.done}))
         else: engine_gemv(wq[0], wq[1], x, epi, res, out=out, scratch=self.scratch[(N, K, epi)], pdl=self.pdl)
@@ -320,10 +328,11 @@ class DecodeStep:
         E, h, x = self.EW, self.h, self.x
         pdl = self.pdl
         self._forked = False
+        self._k = self._await = 0
         launch(get_kernel("step", "embed_gather"), (-(-H // (8 * 128)),), (128,), (E[PREFIX + "embed_tokens.weight"], self.ctl, h[0], np.int32(H)), pdl=pdl)
         for i, L in enumerate(self.layers):
             if i: self._l2_prefetch("inp", L["inp"], 0)
-            if self.count_handoff and i: rmsnorm_counted(h[0], L["ln1"], eps, x, self.counted, self._count_trg(), pdl=pdl)
+            if self.count_handoff and i: self._counted_norm(h[0], L["ln1"], x, "ln1")
             elif self.handoff_trg > 0 and i: rmsnorm_trigger(h[0], L["ln1"], eps, x, self.done, self.handoff_trg, pdl=pdl)
             elif not self.omit_norms: rmsnorm(h[0], L["ln1"], eps, x, pdl=pdl, rel="norm" in self.release, late=self._late("ln1"), early=self._early("ln1"))
             else: self._spacer("norm")
@@ -346,7 +355,7 @@ class DecodeStep:
             else:
                 self.attention_sublayer(L, x, h[1], h[0])
             self._l2_prefetch("mlp", L["gate_up"], 2)
-            if self.count_handoff: rmsnorm_counted(h[1], L["ln2"], eps, x, self.counted, self._count_trg(), pdl=pdl)
+            if self.count_handoff: self._counted_norm(h[1], L["ln2"], x, "ln2")
             elif self.handoff_trg > 0: rmsnorm_trigger(h[1], L["ln2"], eps, x, self.done, self.handoff_trg, pdl=pdl)
             elif not self.omit_norms: rmsnorm(h[1], L["ln2"], eps, x, pdl=pdl, rel="norm" in self.release, late=self._late("ln2"), early=self._early("ln2"))
             else: self._spacer("norm")
@@ -395,6 +404,16 @@ class DecodeStep:
     def _count_trg(self) -> int:
         "The count hand-off's target: every warp of the producer (down and out_proj: 2,560 row pairs, one a warp); 0 for 'nopoll'."
         return 0 if self.count_handoff == "nopoll" else self.cfg.hidden_size // 2
+
+    def _counted_norm(self, src, w, x, which: str):
+        """A residual norm of the count hand-off (v1c) between a producer that counts and the GEMV after it; with "await" it
+        also writes the step's next hand-off number (1, 2, ...) to nflag once its outputs are visible, and the next GEMV
+        (self._gemv, epi 0 or 2) awaits that number instead of the norm's grid. Numbers restart every step: the flag then
+        holds the last one of the step before, never the first one awaited."""
+        k = 0
+        if self.count_handoff == "await" or (self.count_handoff == "await1" and which == "ln1"):
+            self._k += 1; k = self._await = self._k
+        rmsnorm_counted(src, w, self.cfg.rms_norm_eps, x, self.counted, self._count_trg(), pdl=self.pdl, flag=self.nflag, k=k)
 
     def _late(self, which: str) -> bool:
         "Whether the residual norm `which` (ln1, ln2, final) is the build released after its stores (a measurement)."

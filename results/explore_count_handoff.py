@@ -18,17 +18,24 @@ Checks, all before any timing:
       the fence: a timing control, not a correct design) and "nopoll" (the negative control: the norms read at once).
 Then (explore_util.step_plans) greedy tokens and five interleaved rounds of ms per token at 1K and 32K; a plan whose tokens
 differ from the engine's is not timed.
-Usage on the H200: PYTHONPATH=. python3 results/explore_count_handoff.py OUT_DIR (count_handoff_h200.json). About 5 minutes."""
+Usage on the H200: PYTHONPATH=. python3 results/explore_count_handoff.py OUT_DIR (count_handoff_h200.json). About 5 minutes.
+With QE_AWAIT=1 (await_handoff_h200.json): also the GEMV after each such norm without a grid wait (chapter 06's v37: its
+blocks await a number the norm writes once its outputs are visible, and read their activation by coherent loads): checked
+bit for bit against the engine's builds, its wait against a late writer, and a number never written (the negative control:
+every block gives up); plans engine, fence, await (every GEMV after a counted norm), await1 (q|k|v|z and q|gate|k|v only)."""
 import os, sys, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import explore_util
 
 PLANS = {"engine": None, "fence": "fence", "nofence": "nofence", "nopoll": "nopoll"}
+if os.environ.get("QE_AWAIT"):               # the second run: the GEMV after the norm awaits the norm's flag, not its grid (v37)
+    PLANS = {"engine": None, "fence": "fence", "await": "await", "await1": "await1", "nopoll": "nopoll"}
+AWAIT = ((16384, 5120, 0), (14336, 5120, 0), (34816, 5120, 2))
 
 
 def apply(step, plan):
     step.count_handoff = plan
-    step.counted.zero_()
+    step.counted.zero_(); step.nflag.zero_()
 
 
 def alone_checks(rec, el):
@@ -83,12 +90,62 @@ def alone_checks(rec, el):
         torch.cuda.synchronize()
         same = lambda a, b: torch.equal(a.view(torch.int16), b.view(torch.int16))
         rec["v1c_wait"].append(dict(seed=seed, trg=trg, equals_written=same(y, ytrue), equals_stale=same(y, ystale), giveups=int(cnt[1])))
+    if os.environ.get("QE_AWAIT"): await_checks(rec, cnt, side, el)
     ok36 = all(v["identical"] and v["count"] == 2560 for v in rec["v36dn2"])
     ok1c = all(v["identical"] and v["reset"] and v["giveups"] == 0 for v in rec["v1c"])
     okw = all((v["equals_written"] and v["giveups"] == 0) if v["trg"] else (v["equals_stale"] and not v["equals_written"]) for v in rec["v1c_wait"])
     print(f"(a) v36 DN 2 bit-identical, counting 2,560: {ok36}; (b) v1c bit-identical, reset, no give-up: {ok1c}; "
           f"(c) the wait is real and the control reads stale: {okw} {rec['v1c_wait']} {el()}", flush=True)
     if not (ok36 and ok1c and okw): rec["errors"].append(f"alone checks: v36dn2 {rec['v36dn2']}, v1c {rec['v1c']}, wait {rec['v1c_wait']}")
+
+
+def await_checks(rec, flag, side, el):
+    """v37 (the GEMVs after a norm, awaiting its flag): bit-identical to the engine's builds with the flag already set (each
+    shape twice, PDL on and off); the wait is real: x holds other values and the flag another number while a second stream,
+    after ~1 ms, writes x and then the number: the product of the x written, no give-up; the negative control: another number,
+    written with x only after ~50 ms: every block gives up at 20 ms (counted) and the product is the stale x's."""
+    import torch
+    from qwen_engine import gemv as G
+    names = tuple(f"gemv_fp8_v37<2, {rp}, {e}, {u}, 10, {mb}, {ek}, 0>" for rp, e, u, mb, ek in
+                  ((2, 0, 3, 8, "true, true"), (2, 0, 3, 7, "true, true"), (1, 2, 2, 8, "false, false")))
+    G.get_kernel("gemv", names[0], together=names)
+    gen = torch.Generator(device="cuda").manual_seed(13)
+    rec["v37"], rec["v37_wait"] = [], []
+    for shape in AWAIT:
+        N, K, epi = shape
+        q, sc = G.synth_fp8(N, K, gen)
+        kw = G.engine_kwargs(*shape)
+        for rep in range(2):
+            for pdl in (False, True):
+                x = torch.randn(1, K, generator=gen, device="cuda").to(torch.bfloat16)
+                ye = G.engine_gemv(q, sc, x, epi, None, out=None, scratch=G.engine_scratch(N, K, epi))
+                y = torch.full_like(ye, float("nan"))
+                flag[0], flag[1] = 3, 0
+                G.gemv(q, sc, x, epi, None, out=y, pdl=pdl, **dict(kw, v26x={"await": (flag, 3)}))
+                torch.cuda.synchronize()
+                rec["v37"].append(dict(shape=list(shape), rep=rep, pdl=pdl, identical=torch.equal(ye, y), giveups=int(flag[1])))
+        for k_wait, k_written in ((7, 7), (9, 8)):
+            true = torch.randn(1, K, generator=gen, device="cuda").to(torch.bfloat16)
+            stale = torch.randn(1, K, generator=gen, device="cuda").to(torch.bfloat16)
+            yt = G.engine_gemv(q, sc, true, epi, None, out=None, scratch=G.engine_scratch(N, K, epi))
+            ys = G.engine_gemv(q, sc, stale, epi, None, out=None, scratch=G.engine_scratch(N, K, epi))
+            x, y = stale.clone(), torch.full_like(yt, float("nan"))
+            flag[0], flag[1] = 1, 0
+            torch.cuda.synchronize()
+            with torch.cuda.stream(side):                    # the control's writer comes only after the 20 ms give-up
+                torch.cuda._sleep(2_000_000 if k_wait == k_written else 100_000_000)
+                x.copy_(true)
+                flag[0].fill_(k_written)
+            G.gemv(q, sc, x, epi, None, out=y, **dict(kw, v26x={"await": (flag, k_wait)}))
+            torch.cuda.synchronize()
+            rec["v37_wait"].append(dict(shape=list(shape), awaited=k_wait, written=k_written, equals_written=torch.equal(y, yt),
+                                        equals_stale=torch.equal(y, ys), giveups=int(flag[1])))
+    ok = all(v["identical"] and v["giveups"] == 0 for v in rec["v37"])
+    okw = all((v["equals_written"] and v["giveups"] == 0) if v["awaited"] == v["written"] else (v["equals_stale"] and v["giveups"] > 0)
+              for v in rec["v37_wait"])
+    print(f"v37 bit-identical, no give-up: {ok}; its wait real, the control gives up on stale x: {okw} {rec['v37_wait']} {el()}", flush=True)
+    if not (ok and okw): rec["errors"].append(f"await checks: v37 {rec['v37']}, wait {rec['v37_wait']}")
+    flag.zero_()
 
 
 def step_checks(step, rec, el):
@@ -108,15 +165,16 @@ def step_checks(step, rec, el):
             r = ref.setdefault(pdl, snap)
             res.append(dict(plan=label, pdl=pdl, tokens_equal=ids == r[0], h_equal=torch.equal(snap[1], r[1]),
                             rec_equal=torch.equal(snap[2], r[2]), conv_equal=torch.equal(snap[3], r[3]),
-                            giveups=int(step.counted[1]), tokens=ids))
+                            giveups=int(step.counted[1]) + int(step.nflag[1]), tokens=ids))
             print(f"(d) { {k: v for k, v in res[-1].items() if k != 'tokens'} } {el()}", flush=True)
     step.pdl, step.graph = True, None
     apply(step, None)
     rec["step_checks"] = res
-    good = all(r["tokens_equal"] and r["h_equal"] and r["rec_equal"] and r["conv_equal"] and r["giveups"] == 0 for r in res if r["plan"] == "fence")
+    good = all(r["tokens_equal"] and r["h_equal"] and r["rec_equal"] and r["conv_equal"] and r["giveups"] == 0 for r in res
+               if r["plan"] in ("fence", "await", "await1"))
     control = all(not r["h_equal"] for r in res if r["plan"] == "nopoll" and r["pdl"])
     print(f"(d) fence equal to the engine everywhere: {good}; nopoll differs under PDL: {control}", flush=True)
-    if not good: rec["errors"].append("step checks: the fence plan differs from the engine")
+    if not good: rec["errors"].append("step checks: a plan differs from the engine")
 
 
 if __name__ == "__main__":
@@ -132,5 +190,12 @@ if __name__ == "__main__":
             "late writer and without its poll; the step's tokens, residual stream and states after 16 + 24 tokens (PDL and plain) "
             "for the plans and two controls (the count unfenced; no poll); then greedy tokens and ms per token at 1K and 32K, "
             "interleaved, five times.")
-    explore_util.step_plans(sys.argv[1] if len(sys.argv) > 1 else None, "count_handoff_h200", what, "explore_count_handoff.py",
-                            PLANS, apply, reps=5, extra=extra)
+    if os.environ.get("QE_AWAIT"):
+        what = ("The decode step (27B shape, synthetic, PDL graph) with the await hand-off: the count hand-off (down and out_proj fence "
+                "and count their warps' ends, GEMV v36 DN 2; the norm after each reads on that count, v1c) and the GEMV after the norm "
+                "with no grid wait either, awaiting the norm's flag (v37): v36 DN 2, v1c and v37 checked bit for bit, the waits against "
+                "late writers and their negative controls; the step's tokens, residual stream and states after 16 + 24 tokens (PDL "
+                "and plain) for the plans (await: every such GEMV; await1: those after the layers' first norm only) and the controls; "
+                "then greedy tokens and ms per token at 1K and 32K, interleaved, five times.")
+    explore_util.step_plans(sys.argv[1] if len(sys.argv) > 1 else None, "await_handoff_h200" if os.environ.get("QE_AWAIT") else "count_handoff_h200",
+                            what, "explore_count_handoff.py", PLANS, apply, reps=5, extra=extra)

@@ -1135,3 +1135,41 @@ def test_v36_fenced_count_names_and_its_fence(monkeypatch):
     strip = lambda body: [s for s in body if not op(s).startswith(("MEMBAR", "ERRBAR", "CCTL", "WARPSYNC", "NOP", "BSYNC", "BSSY"))]
     assert strip(one)[:strip(one).index(next(s for s in strip(one) if op(s).startswith("STG")))] == \
            strip(two)[:strip(two).index(next(s for s in strip(two) if op(s).startswith("STG")))]   # the same work up to the first store
+
+
+def test_v37_names_and_awaits_its_flag_not_the_grid(monkeypatch):
+    """v37 (chapter 09a's await hand-off: the GEMV after a counted norm awaits the norm's flag instead of its grid) through
+    gemv(): v26x await=(FLAG, k) names gemv_fp8_v37 at the engine's configuration and grid and passes the flag and k last;
+    a flag that is not two int64, or k < 1, raise. By nvcc's SASS (sm_90a), for q|k|v|z and gate|up: no grid wait (no
+    ACQBULK); the flag polled with an acquire load (STRONG.GPU, then the L1 invalidated) before a block barrier; the
+    activation read only after that barrier and by coherent loads (not the read-only path, which ptxas may move); the
+    weights' read-only loads may come first (no kernel writes them)."""
+    import re
+    from qwen_engine import gemv as G
+    from qwen_engine.runtime import sass_tool, sass_of
+    named, grids = _mocked_launcher(monkeypatch)
+    flag = torch.zeros(2, dtype=torch.int64)
+    want = {(16384, 5120, 0): "gemv_fp8_v37<2, 2, 0, 3, 10, 8, true, true, 0>", (14336, 5120, 0): "gemv_fp8_v37<2, 2, 0, 3, 10, 7, true, true, 0>",
+            (34816, 5120, 2): "gemv_fp8_v37<2, 1, 2, 2, 10, 8, false, false, 0>"}
+    for (N, K, epi), name in want.items():
+        q, sc, x = torch.zeros(N, K, dtype=torch.uint8), torch.zeros(N // 128, K // 128), torch.zeros(1, K, dtype=torch.bfloat16)
+        kw = G.engine_kwargs(N, K, epi)
+        G.gemv(q, sc, x, epi, None, **kw); engine_grid = grids[-1][0]
+        G.gemv(q, sc, x, epi, None, **dict(kw, v26x={"await": (flag, 5)}))
+        assert named[-1] == name and grids[-1][0] == engine_grid and grids[-1][1][-2] is flag and int(grids[-1][1][-1]) == 5
+        with pytest.raises(ValueError, match="await"): G.gemv(q, sc, x, epi, None, **dict(kw, v26x={"await": (flag[:1], 5)}))
+        with pytest.raises(ValueError, match="await"): G.gemv(q, sc, x, epi, None, **dict(kw, v26x={"await": (flag, 0)}))
+    if not all(sass_tool(t) for t in ("nvcc", "cuobjdump", "nvdisasm")): pytest.skip("needs nvcc, cuobjdump and nvdisasm")
+    sig = "(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*, int);\n"
+    sass = sass_of('#define __CUDACC_RTC__ 1\n#include "gemv.cu"\n' + "".join(
+        f"template __global__ void {want[s][:-1]}>" + sig for s in ((16384, 5120, 0), (34816, 5120, 2))))
+    bodies = [b for b in sass.split("Function : ")[1:] if b.startswith("_Z12gemv_fp8_v37")]
+    assert len(bodies) == 2
+    for b in bodies:
+        op = [m.group(1).split()[0] for l in b.splitlines() if (m := re.search(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?(.*?);", l))]
+        assert "ACQBULK" not in op
+        poll, bar = op.index("LDG.E.64.STRONG.GPU"), op.index("BAR.SYNC.DEFER_BLOCKING")
+        assert poll < op.index("CCTL.IVALL") < bar < op.index("PREEXIT")
+        x_loads = [i for i, o in enumerate(op) if o.startswith("LDG.E.128") and "CONSTANT" not in o]
+        assert len(x_loads) == 20 and min(x_loads) > bar and all(op[i] == "LDG.E.128.STRONG.SM" for i in x_loads)   # 10 steps x 2
+        assert all("CONSTANT" in o for i, o in enumerate(op) if o.startswith("LDG") and i not in x_loads and i != poll)

@@ -183,10 +183,12 @@ def test_counted_norm_contract_and_its_order():
     with pytest.raises(ValueError, match="5,120"): rmsnorm_counted(x[:, :256], w[:256], EPS, y[:, :256], torch.zeros(2, dtype=torch.int64), 1)
     with pytest.raises(ValueError, match="two int64"): rmsnorm_counted(x, w, EPS, y, torch.zeros(1, dtype=torch.int64), 1)
     with pytest.raises(ValueError, match="two int64"): rmsnorm_counted(x, w, EPS, y, torch.zeros(2, dtype=torch.int32), 1)
+    with pytest.raises(ValueError, match="flag"): rmsnorm_counted(x, w, EPS, y, torch.zeros(2, dtype=torch.int64), 1, k=3)
     if not all(sass_tool(t) for t in ("nvcc", "cuobjdump", "nvdisasm")): pytest.skip("needs nvcc, cuobjdump and nvdisasm")
     import re
     sass = sass_of('#define __CUDACC_RTC__ 1\n#include "norms_kernels.cu"\ntemplate __global__ void rmsnorm_bf16_v1c<5120, 320>('
-                   'const unsigned short*, const unsigned short*, unsigned short*, float, float, int, int, unsigned long long*, int);\n')
+                   'const unsigned short*, const unsigned short*, unsigned short*, float, float, int, int, unsigned long long*, int, '
+                   'unsigned long long*, int);\n')
     body = next(b for b in sass.split("Function : ")[1:] if b.startswith("_Z16rmsnorm_bf16_v1c"))   # (the file's extern "C" probe is there too)
     ins = [m.group(1) for l in body.splitlines() if (m := re.search(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?(.*?);", l))]
     op = [s.split()[0] for s in ins]
@@ -195,3 +197,9 @@ def test_counted_norm_contract_and_its_order():
     assert [o for _, o in loads] == ["LDG.E.128.CONSTANT"] * 2 + ["LDG.E.64.STRONG.GPU"] + ["LDG.E.128.STRONG.GPU"] * 2
     poll, first_x = loads[2][0], loads[3][0]
     assert poll < op.index("CCTL.IVALL") < op.index("BAR.SYNC.DEFER_BLOCKING") < op.index("PREEXIT") < first_x
+    # the await hand-off's flag: after the outputs' stores, a fence, a block barrier, then one 64-bit store
+    stores = [i for i, o in enumerate(op) if o.startswith("STG")]
+    flag = stores[-1]
+    assert op[flag] == "STG.E.64.STRONG.GPU" and all(op[i] == "STG.E.128" for i in stores if i > first_x and i != flag and i != stores[0])
+    assert max(i for i in stores if op[i] == "STG.E.128") < max(i for i, o in enumerate(op[:flag]) if o.startswith("MEMBAR")) \
+           < max(i for i, o in enumerate(op[:flag]) if o == "BAR.SYNC.DEFER_BLOCKING") < flag
