@@ -101,16 +101,18 @@ def alone_checks(rec, el):
 
 def await_checks(rec, flag, side, el):
     """v37 (the GEMVs after a norm, awaiting its flag): bit-identical to the engine's builds with the flag already set (each
-    shape twice, PDL on and off); the wait is real: x holds other values and the flag another number while a second stream,
-    after ~1 ms, writes x and then the number: the product of the x written, no give-up; the negative control: another number,
-    written with x only after ~50 ms: every block gives up at 20 ms (counted) and the product is the stale x's."""
+    shape twice, PDL on and off); the wait is real: v1c (its input written by a second stream after ~1 ms, then its count),
+    and v37 as its programmatic dependent: the engine's product of the norm of the row written, no give-up (a writer on a
+    second stream alone would find no SM: v37's spinning blocks hold them all); the negative control: the norm writes another
+    number than v37 awaits: every block of v37 gives up at 20 ms (counted). Then each shape alone (PDL graph, weights rotated
+    past L2), v37 with its flag already set against the engine's build, three interleaved rounds."""
     import torch
     from qwen_engine import gemv as G
     names = tuple(f"gemv_fp8_v37<2, {rp}, {e}, {u}, 10, {mb}, {ek}, 0>" for rp, e, u, mb, ek in
                   ((2, 0, 3, 8, "true, true"), (2, 0, 3, 7, "true, true"), (1, 2, 2, 8, "false, false")))
     G.get_kernel("gemv", names[0], together=names)
     gen = torch.Generator(device="cuda").manual_seed(13)
-    rec["v37"], rec["v37_wait"] = [], []
+    rec["v37"], rec["v37_wait"], rec["v37_alone"] = [], [], []
     for shape in AWAIT:
         N, K, epi = shape
         q, sc = G.synth_fp8(N, K, gen)
@@ -124,26 +126,43 @@ def await_checks(rec, flag, side, el):
                 G.gemv(q, sc, x, epi, None, out=y, pdl=pdl, **dict(kw, v26x={"await": (flag, 3)}))
                 torch.cuda.synchronize()
                 rec["v37"].append(dict(shape=list(shape), rep=rep, pdl=pdl, identical=torch.equal(ye, y), giveups=int(flag[1])))
+        # the norm as the writer (v1c on a count a second stream sets after ~1 ms, its flag k_written), v37 launched after it as
+        # its programmatic dependent (as in the step: scheduled once the norm has passed its poll), awaiting k_wait
+        from qwen_engine.norms import rmsnorm, rmsnorm_counted
+        from qwen_engine.config import preset
+        eps = preset("qwen3_5_27b").rms_norm_eps
+        w = (torch.randn(K, generator=gen, device="cuda") * 0.1).to(torch.bfloat16)
         for k_wait, k_written in ((7, 7), (9, 8)):
             true = torch.randn(1, K, generator=gen, device="cuda").to(torch.bfloat16)
             stale = torch.randn(1, K, generator=gen, device="cuda").to(torch.bfloat16)
-            yt = G.engine_gemv(q, sc, true, epi, None, out=None, scratch=G.engine_scratch(N, K, epi))
-            ys = G.engine_gemv(q, sc, stale, epi, None, out=None, scratch=G.engine_scratch(N, K, epi))
-            x, y = stale.clone(), torch.full_like(yt, float("nan"))
+            xn = torch.empty_like(true); rmsnorm(true, w, eps, out=xn, early=True)
+            yt = G.engine_gemv(q, sc, xn, epi, None, out=None, scratch=G.engine_scratch(N, K, epi))
+            x, xs, y = stale.clone(), stale.clone(), torch.full_like(yt, float("nan"))
+            cnt = torch.zeros(2, dtype=torch.int64, device="cuda")
             flag[0], flag[1] = 1, 0
             torch.cuda.synchronize()
-            with torch.cuda.stream(side):                    # the control's writer comes only after the 20 ms give-up
-                torch.cuda._sleep(2_000_000 if k_wait == k_written else 100_000_000)
+            t0 = time.perf_counter()
+            with torch.cuda.stream(side):
+                torch.cuda._sleep(2_000_000)
                 x.copy_(true)
-                flag[0].fill_(k_written)
-            G.gemv(q, sc, x, epi, None, out=y, **dict(kw, v26x={"await": (flag, k_wait)}))
+                cnt[0].fill_(2560)
+            rmsnorm_counted(x, w, eps, xs, cnt, 2560, pdl=True, flag=flag, k=k_written)
+            G.gemv(q, sc, xs, epi, None, out=y, pdl=True, **dict(kw, v26x={"await": (flag, k_wait)}))
             torch.cuda.synchronize()
             rec["v37_wait"].append(dict(shape=list(shape), awaited=k_wait, written=k_written, equals_written=torch.equal(y, yt),
-                                        equals_stale=torch.equal(y, ys), giveups=int(flag[1])))
+                                        giveups=int(flag[1]), norm_giveups=int(cnt[1]), ms=round((time.perf_counter() - t0) * 1e3, 2),
+                                        blocks=G.v13_grid(N, K, epi, kw["S"], kw["v13opt"][1])[0]))
+        for rep in range(3):                                 # alone: the flag already holds k, so v37 never waits
+            for label, x26 in (("engine", None), ("v37", {"await": (flag, 5)})):
+                flag[0], flag[1] = 5, 0
+                us = G.time_gemv(N, K, epi, kw["S"], kw["RG"], gen, variant=26, D=kw["D"], minb=kw["minb"], v13opt=kw["v13opt"], pdl=True, v26x=x26)
+                rec["v37_alone"].append(dict(shape=list(shape), build=label, rep=rep, us=us))
+                print(f"alone {shape} {label} rep {rep}: {us:.2f} us {el()}", flush=True)
     ok = all(v["identical"] and v["giveups"] == 0 for v in rec["v37"])
-    okw = all((v["equals_written"] and v["giveups"] == 0) if v["awaited"] == v["written"] else (v["equals_stale"] and v["giveups"] > 0)
-              for v in rec["v37_wait"])
-    print(f"v37 bit-identical, no give-up: {ok}; its wait real, the control gives up on stale x: {okw} {rec['v37_wait']} {el()}", flush=True)
+    okw = all((v["equals_written"] and v["giveups"] == 0 and v["norm_giveups"] == 0) if v["awaited"] == v["written"]
+              else (v["giveups"] == v["blocks"] and v["ms"] > 20) for v in rec["v37_wait"])
+    print(f"v37 bit-identical, no give-up: {ok}; its wait real (behind a late norm), the control (a number never written) gives up in "
+          f"every block: {okw} {rec['v37_wait']} {el()}", flush=True)
     if not (ok and okw): rec["errors"].append(f"await checks: v37 {rec['v37']}, wait {rec['v37_wait']}")
     flag.zero_()
 
