@@ -161,6 +161,8 @@
 //   v37 gemv_fp8_v37<SR, RP, EPI, U, KST, MINB, E, EK, RU>: v26 / v26lp with no grid wait: its blocks await a flag the norm
 //      before it writes (chapter 05's v1c with its flag) and read the activation by coherent loads. Bit-identical; chapter
 //      09a's await hand-off (results/explore_count_handoff.py).
+//   v38 gemv_fp8_v38<SR, RP, EPI, U, KST, MINB, E, EK, RU>: v26 / v26lp with its grid wait and v37's activation loads
+//      (ld.global.ca instead of the read-only path). Bit-identical (results/explore_gemv_v38.py).
 //   lm_head_bf16_v2<S>: the same structure for the bf16 vocabulary projection over a row set, with argmax.
 //   lm_head_bf16_v3<SR, RP, MT, D>: the head with v13's whole-row streams (bf16 pairs permuted, no widening), a D-step
 //      ring; the same per-block argmax partials. 667 us alone vs v2's 687, 0.01 ms slower in the step (head_v3_h200.json).
@@ -2718,6 +2720,15 @@ __global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v37(
     float* __restrict__ partial, unsigned* __restrict__ counters, int k) {
   gemv_v26_body<SR, RP, EPI, U, KST, E, 0, (KST + U - 1) / U, false, false, EK, false, false, false, 0, false, 0, 6, 0, RU,
                 2, 0, false, 0, 1, 7>(W, scale, x, res, y, N, partial, k, reinterpret_cast<unsigned long long*>(counters));
+}
+// v38: v26 (RU 0) or v26lp (RU > 0), E and EK as given, with the grid wait, reading the activation as v37 does (ld.global.ca,
+// not the read-only path): what v37's load path costs or gives on its own. The same values and sums: bit-identical.
+template <int SR, int RP, int EPI, int U, int KST, int MINB, bool E, bool EK, int RU>
+__global__ void __launch_bounds__(32 * SR, MINB) gemv_fp8_v38(
+    const unsigned char* __restrict__ W, const float* __restrict__ scale, const unsigned short* __restrict__ x,
+    const unsigned short* __restrict__ res, unsigned short* __restrict__ y, int N, int K, int M, int ldy,
+    float* __restrict__ partial, unsigned* __restrict__ counters) {
+  gemv_v26_body<SR, RP, EPI, U, KST, E, 0, (KST + U - 1) / U, false, false, EK, false, false, false, 0, false, 0, 6, 0, RU>(W, scale, x, res, y, N, partial);
 }
 // v35: v26 (RU 0) or v26lp (RU > 0), E and EK as given, with the residual read at the start instead of in the epilogue (RE;
 // above the grid wait in SASS: `res` must be complete before the launch, as in the step).

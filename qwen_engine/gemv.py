@@ -303,7 +303,8 @@ def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None,
     it was written two or more launches back; epi 1, without EK2), dn=COUNTER (v36: each warp counts its end into COUNTER, int64 on the GPU, for the
     norm after it: chapter 09a's hand-off), dnf=COUNTER (v36 with DN 2: each lane's stores fenced before its warp counts, for
     chapter 05's v1c, which reads y on the count with no grid wait: chapter 09a's count hand-off), await=(FLAG, k) (v37: no grid
-    wait; the blocks await FLAG[0] == k, written by chapter 05's v1c after its outputs, and read x by coherent loads). Explorations of chapter 06; the same sums as v26."""
+    wait; the blocks await FLAG[0] == k, written by chapter 05's v1c after its outputs, and read x by coherent loads), ca=True
+    (v38: the grid wait kept, x read by v37's coherent loads). Explorations of chapter 06; the same sums as v26."""
     import numpy as np
     N, K = q.shape
     M = x.shape[0]
@@ -371,7 +372,9 @@ def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None,
         SK, RP, early, *rest = v13opt                    # rest: (XS, RU): RU > 0 runs RU runs a loop trip (v26lp)
         RU = rest[1] if len(rest) > 1 else 0
         x26 = dict(v26x or {})
-        if set(x26) - {"tb", "near", "fb", "re", "dn", "dnf", "await"} or len(x26) > 1: raise ValueError(f"v26x: at most one of tb, near, fb, re, dn, dnf, await; got {sorted(x26)}")
+        if set(x26) - {"tb", "near", "fb", "re", "dn", "dnf", "await", "ca"} or len(x26) > 1: raise ValueError(f"v26x: at most one of tb, near, fb, re, dn, dnf, await, ca; got {sorted(x26)}")
+        CA = bool(x26.get("ca", False))
+        if CA and int(early) == 3: raise ValueError("v38 (ca): without EK2")
         DN, DNK = (x26["dnf"], 2) if "dnf" in x26 else (x26.get("dn"), 1)
         AW = x26.get("await")
         if AW is not None and (AW[0].dtype != torch.int64 or AW[0].numel() < 2 or not AW[0].is_cuda or int(AW[1]) < 1 or int(early) == 3):
@@ -389,7 +392,8 @@ def gemv(q, scale, x, epi: int = 0, res=None, S: int = 4, RG: int = 1, out=None,
         if FB and (RU or TB or NEAR or int(early) == 3 or not 0 < FB <= grid or FR < 1): raise ValueError(f"v26fb: unrolled runs without EK2, TB or NEAR, 0 < FB = {FB} <= {grid} blocks, FR >= 1")
         if NEAR and (epi != 2 or RU or TB or int(early) == 3 or S % 2): raise ValueError(f"v26n: SwiGLU (epi 2), an even number of warps (S = {S}), unrolled runs without EK2 or TB")
         name = (f"gemv_fp8_v37<{S}, {RP}, {epi}, {U}, {KST}, {minb or 1}, " + {0: "false, false", 1: "true, false", 2: "true, true"}[int(early)] + f", {RU}>"
-                if AW is not None else f"gemv_fp8_v36<{S}, {RP}, {epi}, {U}, {KST}, {minb or 1}, " + {0: "false, false", 1: "true, false", 2: "true, true"}[int(early)] + f", {RU}" + (", 2>" if DNK == 2 else ">")
+                if AW is not None else f"gemv_fp8_v38<{S}, {RP}, {epi}, {U}, {KST}, {minb or 1}, " + {0: "false, false", 1: "true, false", 2: "true, true"}[int(early)] + f", {RU}>"
+                if CA else f"gemv_fp8_v36<{S}, {RP}, {epi}, {U}, {KST}, {minb or 1}, " + {0: "false, false", 1: "true, false", 2: "true, true"}[int(early)] + f", {RU}" + (", 2>" if DNK == 2 else ">")
                 if DN is not None else f"gemv_fp8_v35<{S}, {RP}, {epi}, {U}, {KST}, {minb or 1}, " + {0: "false, false", 1: "true, false", 2: "true, true"}[int(early)] + f", {RU}>"
                 if RE else f"gemv_fp8_v26lp<{S}, {RP}, {epi}, {U}, {KST}, {minb or 1}, " + {0: "false, false", 1: "true, false", 2: "true, true"}[int(early)] + f", {RU}>"
                 if RU else f"gemv_fp8_v26n<{S}, {RP}, {U}, {KST}, {minb or 1}, " + {0: "false, false", 1: "true, false", 2: "true, true"}[int(early)] + ">"

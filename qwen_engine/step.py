@@ -163,6 +163,8 @@ class DecodeStep:
         self.counted = torch.zeros(2, dtype=torch.int64, device=dev)  # their count and give-ups
         self.nflag = torch.zeros(2, dtype=torch.int64, device=dev)    # "await": the last hand-off's number and the GEMVs' give-ups
         self._await = 0                                               # the number the next GEMV awaits (0: its grid wait)
+        self.gemv_ca = set()         # measurement (results/explore_gemv_v38.py): the shapes (N, K, epi) whose GEMV reads its activation
+                                     # by coherent loads, ld.global.ca (chapter 06's v38), instead of the read-only path
         self.spacers = {}            # measurement only (results/explore_spacer.py): {"mlp" | "gdn" | "attn" | "norm": spacer kernel name}
                                      # ("norm": in each omitted norm's place, with omit_norms; results/explore_step_matrix.py)
         self.omit = set()            # measurement only (results/explore_omit.py): {"gdn", "attention"}: skip those kernels
@@ -284,6 +286,8 @@ class DecodeStep:
         if self.count_handoff and epi == 1:                  # the count hand-off: the producer counts its warps' ends, fenced or not
             gemv(wq[0], wq[1], x, epi, res, out=out, scratch=self.scratch[(N, K, epi)], pdl=self.pdl,
                  **dict(engine_kwargs(N, K, epi), v26x={("dn" if self.count_handoff == "nofence" else "dnf"): self.counted}))
+        elif (N, K, epi) in self.gemv_ca:                    # chapter 06's v38: the activation by coherent loads
+            gemv(wq[0], wq[1], x, epi, res, out=out, scratch=self.scratch[(N, K, epi)], pdl=self.pdl, **dict(engine_kwargs(N, K, epi), v26x={"ca": True}))
         elif self._await:                                    # the await hand-off: this GEMV awaits the norm's flag, not its grid
             gemv(wq[0], wq[1], x, epi, res, out=out, scratch=self.scratch[(N, K, epi)], pdl=self.pdl,
                  **dict(engine_kwargs(N, K, epi), v26x={"await": (self.nflag, self._await)}))

@@ -1173,3 +1173,31 @@ def test_v37_names_and_awaits_its_flag_not_the_grid(monkeypatch):
         x_loads = [i for i, o in enumerate(op) if o.startswith("LDG.E.128") and "CONSTANT" not in o]
         assert len(x_loads) == 20 and min(x_loads) > bar and all(op[i] == "LDG.E.128.STRONG.SM" for i in x_loads)   # 10 steps x 2
         assert all("CONSTANT" in o for i, o in enumerate(op) if o.startswith("LDG") and i not in x_loads and i != poll)
+
+
+def test_v38_names_and_reads_x_coherently_after_its_wait(monkeypatch):
+    """v38 (the engine's builds with v37's activation loads, the grid wait kept) through gemv(): v26x ca=True names
+    gemv_fp8_v38 at the engine's configuration and grid for every model shape. By nvcc's SASS (sm_90a), for q|k|v|z: one grid
+    wait (ACQBULK); the activation's 20 loads (10 steps x 2) coherent (LDG.E.128.STRONG.SM) and all after it; every other
+    load read-only, as in the engine's build."""
+    import re
+    from qwen_engine import gemv as G
+    from qwen_engine.runtime import sass_tool, sass_of
+    named, grids = _mocked_launcher(monkeypatch)
+    for N, K, epi, _ in G.MODEL_SHAPES:
+        q, sc, x = torch.zeros(N, K, dtype=torch.uint8), torch.zeros(N // 128, K // 128), torch.zeros(1, K, dtype=torch.bfloat16)
+        res = torch.zeros(1, N, dtype=torch.bfloat16) if epi == 1 else None
+        kw = G.engine_kwargs(N, K, epi)
+        G.gemv(q, sc, x, epi, res, **kw); engine_name, engine_grid = named[-1], grids[-1][0]
+        G.gemv(q, sc, x, epi, res, **dict(kw, v26x={"ca": True}))
+        assert named[-1].startswith("gemv_fp8_v38<") and grids[-1][0] == engine_grid
+        args = lambda nm: [a.strip(" >") for a in nm.split("<")[1].split(",")][:6]
+        assert args(named[-1]) == args(engine_name)                        # SR, RP, EPI, U, KST, MINB
+    if not all(sass_tool(t) for t in ("nvcc", "cuobjdump", "nvdisasm")): pytest.skip("needs nvcc, cuobjdump and nvdisasm")
+    sig = "(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);\n"
+    sass = sass_of('#define __CUDACC_RTC__ 1\n#include "gemv.cu"\ntemplate __global__ void gemv_fp8_v38<2, 2, 0, 3, 10, 8, true, true, 0>' + sig)
+    body = next(b for b in sass.split("Function : ")[1:] if b.startswith("_Z12gemv_fp8_v38"))
+    op = [m.group(1).split()[0] for l in body.splitlines() if (m := re.search(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?(.*?);", l))]
+    acq = op.index("ACQBULK")
+    x_loads = [i for i, o in enumerate(op) if o.startswith("LDG") and "CONSTANT" not in o]
+    assert op.count("ACQBULK") == 1 and len(x_loads) == 20 and min(x_loads) > acq and all(op[i] == "LDG.E.128.STRONG.SM" for i in x_loads)
