@@ -48,28 +48,14 @@ def alone_checks(rec, el):
     G.get_kernel("gemv", names[0], together=names)
     gen = torch.Generator(device="cuda").manual_seed(11)
     cnt = torch.zeros(2, dtype=torch.int64, device="cuda")
-    rec["v36dn2"], rec["v1c"], rec["v1c_wait"] = [], [], []
-    for shape in ((5120, 17408, 1), (5120, 6144, 1)):
-        for _ in range(2):
-            kw = dict(G.engine_kwargs(*shape), v26x={"dnf": cnt})
-            S = kw.pop("S"); kw.pop("RG")
-            cnt.zero_()
-            v = explore_util.versus_engine(gen, *shape, S, kw)
-            torch.cuda.synchronize()
-            v["count"] = int(cnt[0]); rec["v36dn2"].append(v)
+    rec["v1c_wait"] = []
+    rec["v36dn2"] = explore_util.count_checks(gen, cnt, "dnf")
     eps = preset("qwen3_5_27b").rms_norm_eps
-    for seed in range(3):
-        g = torch.Generator(device="cuda").manual_seed(seed)
-        x = (torch.randn(1, 5120, generator=g, device="cuda") * (1 + seed)).to(torch.bfloat16)
-        w = (torch.randn(5120, generator=g, device="cuda") * 0.1).to(torch.bfloat16)
-        for pdl in (False, True):
-            y0, y1 = torch.full_like(x, float("nan")), torch.full_like(x, float("nan"))
-            rmsnorm(x, w, eps, out=y0, pdl=pdl, early=True)
-            cnt[0], cnt[1] = 2560, 0
-            rmsnorm_counted(x, w, eps, y1, cnt, 2560, pdl=pdl)
-            torch.cuda.synchronize()
-            rec["v1c"].append(dict(seed=seed, pdl=pdl, identical=torch.equal(y0.view(torch.int16), y1.view(torch.int16)),
-                                   reset=int(cnt[0]) == 0, giveups=int(cnt[1])))
+    def v1c(x, w, y, pdl):
+        cnt[0], cnt[1] = 2560, 0
+        rmsnorm_counted(x, w, eps, y, cnt, 2560, pdl=pdl)
+        return lambda: dict(reset=int(cnt[0]) == 0, giveups=int(cnt[1]))
+    rec["v1c"] = explore_util.norm_identity(eps, v1c)
     torch.cuda._sleep(1000)                                  # the sleep kernel loaded before it is needed beside a running one
     side = torch.cuda.Stream()
     for seed, trg in ((5, 2560), (6, 2560), (7, 0)):

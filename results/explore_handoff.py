@@ -23,32 +23,17 @@ def apply(step, plan): step.handoff_trg = plan
 def checks(step, rec):
     import torch
     from qwen_engine import gemv as G
-    from qwen_engine.norms import rmsnorm, rmsnorm_trigger
+    from qwen_engine.norms import rmsnorm_trigger
     names = ("gemv_fp8_v36<20, 1, 1, 2, 34, 1, true, true, 2>", "gemv_fp8_v36<20, 1, 1, 3, 12, 1, true, true, 0>")
     G.get_kernel("gemv", names[0], together=names)
     gen = torch.Generator(device="cuda").manual_seed(11)
     cnt = torch.zeros(1, dtype=torch.int64, device="cuda")
-    rec["v36"], rec["v1t"] = [], []
-    for shape in ((5120, 17408, 1), (5120, 6144, 1)):
-        for _ in range(2):
-            kw = dict(G.engine_kwargs(*shape), v26x={"dn": cnt})
-            S = kw.pop("S"); kw.pop("RG")
-            cnt.zero_()
-            v = explore_util.versus_engine(gen, *shape, S, kw)
-            torch.cuda.synchronize()
-            v["count"] = int(cnt[0]); rec["v36"].append(v)
-    eps = step.cfg.rms_norm_eps
-    for seed in range(3):
-        g = torch.Generator(device="cuda").manual_seed(seed)
-        x = (torch.randn(1, 5120, generator=g, device="cuda") * (1 + seed)).to(torch.bfloat16)
-        w = (torch.randn(5120, generator=g, device="cuda") * 0.1).to(torch.bfloat16)
-        for pdl in (False, True):
-            y0, y1 = torch.full_like(x, float("nan")), torch.full_like(x, float("nan"))
-            rmsnorm(x, w, eps, out=y0, pdl=pdl, early=True)
-            cnt.fill_(5)
-            rmsnorm_trigger(x, w, eps, y1, cnt, 3, pdl=pdl)                # the count already past its threshold: no wait
-            torch.cuda.synchronize()
-            rec["v1t"].append(dict(seed=seed, pdl=pdl, identical=torch.equal(y0.view(torch.int16), y1.view(torch.int16)), reset=int(cnt[0]) == 0))
+    rec["v36"] = explore_util.count_checks(gen, cnt, "dn")
+    def v1t(x, w, y, pdl):
+        cnt.fill_(5)
+        rmsnorm_trigger(x, w, step.cfg.rms_norm_eps, y, cnt, 3, pdl=pdl)       # the count already past its threshold: no wait
+        return lambda: dict(reset=int(cnt[0]) == 0)
+    rec["v1t"] = explore_util.norm_identity(step.cfg.rms_norm_eps, v1t)
     ok36 = all(v["identical"] and v["count"] == 2560 for v in rec["v36"])
     ok1t = all(v["identical"] and v["reset"] for v in rec["v1t"])
     print(f"v36 bit-identical and counting 2,560 warps: {ok36}; v1t bit-identical to the EW norm and reset: {ok1t}", flush=True)

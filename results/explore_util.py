@@ -46,6 +46,44 @@ def versus_engine(gen, N: int, K: int, epi: int, S: int, kw: dict) -> dict:
     return dict(N=N, K=K, epi=epi, identical=torch.equal(ye, y), mismatches=(ye != y).sum().item())
 
 
+def count_checks(gen, cnt, key: str) -> list:
+    """Chapter 06's v36 on down and out_proj (twice each), v26x {key: cnt} ("dn": the count, "dnf": fenced first): bit identity
+    with the engine's builds on the same inputs (versus_engine) and the count, one per warp, in each result (explore_handoff.py,
+    explore_count_handoff.py)."""
+    import torch
+    from qwen_engine import gemv as G
+    out = []
+    for shape in ((5120, 17408, 1), (5120, 6144, 1)):
+        for _ in range(2):
+            kw = dict(G.engine_kwargs(*shape), v26x={key: cnt})
+            S = kw.pop("S"); kw.pop("RG")
+            cnt.zero_()
+            v = versus_engine(gen, *shape, S, kw)
+            torch.cuda.synchronize()
+            v["count"] = int(cnt[0]); out.append(v)
+    return out
+
+
+def norm_identity(eps: float, build) -> list:
+    """A residual-norm build against chapter 05's EW norm on the same 5,120-wide row: three seeds x PDL off and on.
+    `build(x, w, y, pdl)` launches it into y and returns a function that, after the GPU is done, gives the build's own facts
+    (added to each result); `identical`: bit for bit (explore_handoff.py's v1t, explore_count_handoff.py's v1c)."""
+    import torch
+    from qwen_engine.norms import rmsnorm
+    out = []
+    for seed in range(3):
+        g = torch.Generator(device="cuda").manual_seed(seed)
+        x = (torch.randn(1, 5120, generator=g, device="cuda") * (1 + seed)).to(torch.bfloat16)
+        w = (torch.randn(5120, generator=g, device="cuda") * 0.1).to(torch.bfloat16)
+        for pdl in (False, True):
+            y0, y1 = torch.full_like(x, float("nan")), torch.full_like(x, float("nan"))
+            rmsnorm(x, w, eps, out=y0, pdl=pdl, early=True)
+            facts = build(x, w, y1, pdl)
+            torch.cuda.synchronize()
+            out.append(dict(seed=seed, pdl=pdl, identical=torch.equal(y0.view(torch.int16), y1.view(torch.int16)), **facts()))
+    return out
+
+
 def identity_and_alone(rec: dict, builds: dict, names: dict, reps: int = 2):
     """Each build of `builds` {label: (shape, kw)} (kw: gemv's keyword arguments, S included) first bit-identical to the engine's
     kernel on the same inputs, twice (rec["versus_engine"][label]), then timed alone (PDL, graph, weights rotated past L2)

@@ -1085,43 +1085,33 @@ def test_v35_names_and_its_residual_above_the_wait(monkeypatch):
         assert a[eng].get("LDG.E.U16.CONSTANT", 0) == 0 and a[v35] == dict(a[eng], **{"LDG.E.U16.CONSTANT": 1}), (v35, a[v35], a[eng])
 
 
-def test_v36_names_and_its_count(monkeypatch):
-    """v36 (chapter 09a's hand-off: down and out_proj counting their warps' ends) through gemv(): v26x dn=COUNTER names
-    gemv_fp8_v36 with the engine's configuration and grid and passes the counter as the kernel's last argument; a counter
-    that is not int64, EK2, or the SwiGLU projection raise."""
+@pytest.mark.parametrize("key, dn", [("dn", ""), ("dnf", ", 2")])
+def test_v36_names_and_its_count(monkeypatch, key, dn):
+    """v36 (chapter 09a's hand-offs: down and out_proj counting their warps' ends) through gemv(): v26x dn=COUNTER (or dnf,
+    the DN 2 build whose lanes fence their stores first) names gemv_fp8_v36 with the engine's configuration and grid and
+    passes the counter as the kernel's last argument; a counter that is not int64, EK2, the SwiGLU projection, or dn and
+    dnf together raise."""
     from qwen_engine import gemv as G
-    named, grids = _mocked_launcher(monkeypatch)
-    cnt = torch.zeros(1, dtype=torch.int64)
-    res = torch.zeros(1, 5120, dtype=torch.bfloat16)
-    for K, want in ((6144, "gemv_fp8_v36<20, 1, 1, 3, 12, 1, true, true, 0>"), (17408, "gemv_fp8_v36<20, 1, 1, 2, 34, 1, true, true, 2>")):
-        q, sc, x = torch.zeros(5120, K, dtype=torch.uint8), torch.zeros(40, K // 128), torch.zeros(1, K, dtype=torch.bfloat16)
-        kw = G.engine_kwargs(5120, K, 1)
-        G.gemv(q, sc, x, 1, res, **kw); engine_grid = grids[-1][0]
-        G.gemv(q, sc, x, 1, res, **dict(kw, v26x={"dn": cnt}))
-        assert named[-1] == want and grids[-1][0] == engine_grid and grids[-1][1][-1] is cnt and grids[-1][0] == (128,)   # 128 blocks x 20 warps
-        with pytest.raises(ValueError, match="int64"): G.gemv(q, sc, x, 1, res, **dict(kw, v26x={"dn": cnt.int()}))
-        with pytest.raises(ValueError, match="EK2"): G.gemv(q, sc, x, 1, res, **dict(kw, v13opt=kw["v13opt"][:2] + (3,) + kw["v13opt"][3:], v26x={"dn": cnt}))
-    qg, sg, xg = torch.zeros(34816, 5120, dtype=torch.uint8), torch.zeros(272, 40), torch.zeros(1, 5120, dtype=torch.bfloat16)
-    with pytest.raises(ValueError, match="SwiGLU"): G.gemv(qg, sg, xg, 2, None, **dict(G.engine_kwargs(34816, 5120, 2), v26x={"dn": cnt}))
-
-
-def test_v36_fenced_count_names_and_its_fence(monkeypatch):
-    """v36 with DN 2 (chapter 09a's count hand-off: the norm after down and out_proj reads their output on the count alone)
-    through gemv(): v26x dnf=COUNTER names the DN 2 build at the engine's configuration and grid; dn and dnf together raise.
-    By nvcc's SASS (sm_90a), the DN 2 build of down is DN 1's with a fence (MEMBAR) before the count's atomic add, and
-    nothing else changed in the instructions before it."""
-    from qwen_engine import gemv as G
-    from qwen_engine.runtime import sass_tool, sass_bodies
     named, grids = _mocked_launcher(monkeypatch)
     cnt = torch.zeros(2, dtype=torch.int64)
     res = torch.zeros(1, 5120, dtype=torch.bfloat16)
-    for K, want in ((6144, "gemv_fp8_v36<20, 1, 1, 3, 12, 1, true, true, 0, 2>"), (17408, "gemv_fp8_v36<20, 1, 1, 2, 34, 1, true, true, 2, 2>")):
+    for K, want in ((6144, f"gemv_fp8_v36<20, 1, 1, 3, 12, 1, true, true, 0{dn}>"), (17408, f"gemv_fp8_v36<20, 1, 1, 2, 34, 1, true, true, 2{dn}>")):
         q, sc, x = torch.zeros(5120, K, dtype=torch.uint8), torch.zeros(40, K // 128), torch.zeros(1, K, dtype=torch.bfloat16)
         kw = G.engine_kwargs(5120, K, 1)
         G.gemv(q, sc, x, 1, res, **kw); engine_grid = grids[-1][0]
-        G.gemv(q, sc, x, 1, res, **dict(kw, v26x={"dnf": cnt}))
-        assert named[-1] == want and grids[-1][0] == engine_grid and grids[-1][1][-1] is cnt
+        G.gemv(q, sc, x, 1, res, **dict(kw, v26x={key: cnt}))
+        assert named[-1] == want and grids[-1][0] == engine_grid and grids[-1][1][-1] is cnt and grids[-1][0] == (128,)   # 128 blocks x 20 warps
+        with pytest.raises(ValueError, match="int64"): G.gemv(q, sc, x, 1, res, **dict(kw, v26x={key: cnt.int()}))
+        with pytest.raises(ValueError, match="EK2"): G.gemv(q, sc, x, 1, res, **dict(kw, v13opt=kw["v13opt"][:2] + (3,) + kw["v13opt"][3:], v26x={key: cnt}))
         with pytest.raises(ValueError, match="at most one"): G.gemv(q, sc, x, 1, res, **dict(kw, v26x={"dn": cnt, "dnf": cnt}))
+    qg, sg, xg = torch.zeros(34816, 5120, dtype=torch.uint8), torch.zeros(272, 40), torch.zeros(1, 5120, dtype=torch.bfloat16)
+    with pytest.raises(ValueError, match="SwiGLU"): G.gemv(qg, sg, xg, 2, None, **dict(G.engine_kwargs(34816, 5120, 2), v26x={key: cnt}))
+
+
+def test_v36_fence_is_the_only_change():
+    """By nvcc's SASS (sm_90a), v36's DN 2 build of out_proj (chapter 09a's count hand-off: the norm after it reads its output
+    on the count alone) is DN 1's with a fence (MEMBAR) before the count's atomic add, and the same work up to its first store."""
+    from qwen_engine.runtime import sass_tool, sass_bodies
     if not all(sass_tool(t) for t in ("nvcc", "cuobjdump", "nvdisasm")): pytest.skip("needs nvcc, cuobjdump and nvdisasm")
     sig = "(const unsigned char*, const float*, const unsigned short*, const unsigned short*, unsigned short*, int, int, int, int, float*, unsigned*);\n"
     b = sass_bodies('#define __CUDACC_RTC__ 1\n#include "gemv.cu"\n' + "".join(
