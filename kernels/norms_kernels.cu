@@ -85,18 +85,19 @@ __global__ void __launch_bounds__(NT) rmsnorm_bf16_v1(const unsigned short* __re
 }
 
 // v1t's and v1c's last part (v1 EW's, FAULT 0): thread t's chunks c * NT + t of the row held in v, times r and the weight's
-// chunks we, rounded as v1 rounds them, stored 16 bytes a chunk at yr.
+// chunks we, rounded as v1 rounds them, stored 16 bytes a chunk in row blockIdx.x of y.
 template <int NT, int C>
-__device__ __forceinline__ void qe_rms_store_row(const float* v, const uint4 (&we)[C], float r, unsigned short* yr) {
+__device__ __forceinline__ void qe_rms_store_row(const float* v, const uint4 (&we)[C], float r, unsigned short* __restrict__ y, int ldy) {
 #pragma unroll
   for (int c = 0; c < C; ++c) {
+    const int k = (c * NT + threadIdx.x) * 8;
     const unsigned* wp = &we[c].x;
     uint4 o; unsigned* op = &o.x;
 #pragma unroll
     for (int q = 0; q < 4; ++q)
       op[q] = qe_pack2(qe_fault_apply<0>(v[8 * c + 2 * q], r, (unsigned short)(wp[q] & 0xFFFF)),
                        qe_fault_apply<0>(v[8 * c + 2 * q + 1], r, (unsigned short)(wp[q] >> 16)));
-    *reinterpret_cast<uint4*>(yr + (c * NT + threadIdx.x) * 8) = o;
+    *reinterpret_cast<uint4*>(y + (size_t)blockIdx.x * ldy + k) = o;
   }
 }
 
@@ -137,7 +138,7 @@ __global__ void __launch_bounds__(NT) rmsnorm_bf16_v1t(const unsigned short* __r
   for (int c = 0; c < C; ++c) qe_unpack8<8>(*reinterpret_cast<const uint4*>(xr + (c * NT + threadIdx.x) * 8), v + 8 * c);
   float mean;
   const float r = qe_fault_stat<0>(qe_block_sumsq<NT, E>(v, red), (float)N, inv_n, eps, mean);
-  qe_rms_store_row<NT, C>(v, we, r, y + (size_t)blockIdx.x * ldy);
+  qe_rms_store_row<NT, C>(v, we, r, y, ldy);
 }
 
 // ---- v1c: v1's EW build that waits for its producer's count instead of its grid (a measurement) ---------------------------
@@ -186,7 +187,7 @@ __global__ void __launch_bounds__(NT) rmsnorm_bf16_v1c(const unsigned short* x, 
   }
   float mean;
   const float r = qe_fault_stat<0>(qe_block_sumsq<NT, E>(v, red), (float)N, inv_n, eps, mean);
-  qe_rms_store_row<NT, C>(v, we, r, y + (size_t)blockIdx.x * ldy);
+  qe_rms_store_row<NT, C>(v, we, r, y, ldy);
   if (k > 0) {                                                 // the await hand-off: the GEMV after it (v37) waits for flag[0] == k
     __threadfence();                                           // this thread's stores visible at the GPU's scope
     __syncthreads();
