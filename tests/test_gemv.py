@@ -1054,7 +1054,7 @@ def test_down_awaiting_names_grid_and_errors(monkeypatch):
         with pytest.raises(ValueError, match=what): G.down_awaiting(q, sc, kw["h"], kw["res"], kw["out"], kw["sync"])
     assert len(grids) == n
     src = open(G.__file__.replace("qwen_engine/gemv.py", "kernels/gemv.cu")).read()
-    assert "if (WT == 6) qe_grid_wait();" in src and "last34 = atomicAdd(sync, 1ull) + 1 == gridDim.x;" in src and "if (WT == 0 || WT == 2 || WT == 6) qe_grid_launch_dependents();" in src
+    assert "if (WT == 6) qe_grid_wait();" in src and "last34 = atomicAdd(sync, 1ull) + 1 == gridDim.x;" in src and "if (WT == 0 || WT == 2 || WT == 6 || WT == 7) qe_grid_launch_dependents();" in src
 
 
 def test_v35_names_and_its_residual_above_the_wait(monkeypatch):
