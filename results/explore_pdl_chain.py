@@ -7,7 +7,9 @@ step.cu's probes answer it without the model, in CUDA graphs with programmatic d
   S = pdl_spacer: waits, then releases (an engine-like middle kernel).
 Chains: A -> C (the completion signal's own delay), A -> B -> C (does C wait for A?), A -> S -> C (two signals), and
 A -> B -> B -> C. Each with A on 1 block and on 132 x 2 blocks. Reported: medians of t2 - t0 and t1 - t0 (us).
-Usage on the H200: PYTHONPATH=. python3 results/explore_pdl_chain.py OUT_DIR (pdl_chain_h200.json). Under a minute."""
+Usage on the H200: PYTHONPATH=. python3 results/explore_pdl_chain.py OUT_DIR (pdl_chain_h200.json). Under a minute.
+With the argument `grids` (pdl_chain_grids_h200.json): the chains A -> C and A -> S -> C with the sleeper on 1 to 8,704 blocks
+(gate|up's grid) of 32 threads: does the completion signal grow with the grid?"""
 import os, sys, statistics
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np
@@ -15,6 +17,10 @@ import torch
 import explore_util
 
 CHAINS = {"A C": "C", "A B C": "BC", "A S C": "SC", "A B B C": "BBC"}
+GRIDS = (1, 264)
+SET = sys.argv[2] if __name__ == "__main__" and len(sys.argv) > 2 else ""
+if SET == "grids":                 # the second run: does the completion signal grow with the sleeper's grid? (pdl_chain_grids_h200.json)
+    CHAINS, GRIDS = {"A C": "C", "A S C": "SC"}, (1, 132, 264, 1056, 2112, 4224, 8704)
 
 
 def run(rec, el):
@@ -23,7 +29,7 @@ def run(rec, el):
     kB, kC, kS = (get_kernel("step", n) for n in ("pdl_probe_nowait", "pdl_probe_wait", "pdl_spacer"))
     t = torch.zeros(4, dtype=torch.int64, device="cuda")
     rec["runs"] = []
-    for grid in (1, 264):
+    for grid in GRIDS:
         for name, rest in CHAINS.items():
             def body():
                 launch(kA, (grid,), (32,), (t,), pdl=True)
@@ -53,10 +59,10 @@ def run(rec, el):
 
 if __name__ == "__main__":
     rec, guard, el, save = explore_util.recorder(
-        "pdl_chain_h200", "What griddepcontrol.wait waits for: chains of step.cu's probe kernels in CUDA graphs with programmatic "
+        "pdl_chain_grids_h200" if SET else "pdl_chain_h200", "What griddepcontrol.wait waits for: chains of step.cu's probe kernels in CUDA graphs with programmatic "
         "dependent launches (a 20 us sleeper that releases at once, a middle kernel with no wait, an engine-like middle kernel, a "
         "waiter), 200 replays each, the waiter's wait return and the middle kernel's time against the sleeper's last block end.",
-        "explore_pdl_chain.py")
+        "explore_pdl_chain.py", args=" grids" if SET else "")
     guard("chains", lambda: run(rec, el))
     save()
     print(f"done {el()}; errors {len(rec['errors'])}")
