@@ -30,25 +30,7 @@ PLANS = {"engine": {}, "down 20 warps": {DOWN: (20, 1)}, "down, out_proj 20 warp
 apply = explore_util.route_shapes(lambda shape, c: kw(shape, *c))       # a plan: {shape: (warps a block, blocks an SM)}
 
 
-def alone(step, rec):
-    gen = torch.Generator(device="cuda").manual_seed(7)
-    rec["versus_engine"], rec["alone"] = {}, []
-    for shape, name in SHAPES.items():
-        for label, (S, mb) in BLOCKS.items():
-            k = {a: b for a, b in kw(shape, S, mb).items() if a not in ("S", "RG")}
-            v = [explore_util.versus_engine(gen, *shape, S, k) for _ in range(2)]
-            rec["versus_engine"][f"{name} {label}"] = v
-            print(f"{name} {label}: bit-identical to the engine's {all(x['identical'] for x in v)}", flush=True)
-    bw = rec["bandwidth_tbps"]
-    for rep in range(2):
-        for shape, name in SHAPES.items():
-            nb = G.bytes_of(shape[0], shape[1], 1, shape[2])
-            e = G.time_engine(*shape, gen)
-            rec["alone"].append(dict(shape=name, cfg="engine", rep=rep, us=e, frac=nb / (e * 1e-6) / (bw * 1e12)))
-            for label, (S, mb) in BLOCKS.items():
-                us = G.time_gemv(*shape, S, 1, gen, pdl=True, **{a: b for a, b in kw(shape, S, mb).items() if a not in ("S", "RG")})
-                rec["alone"].append(dict(shape=name, cfg=label, rep=rep, us=us, frac=nb / (us * 1e-6) / (bw * 1e12)))
-            print(f"rep {rep} {name}: " + ", ".join(f"{t['cfg']} {t['us']:.2f} us ({100 * t['frac']:.1f} %)" for t in rec["alone"] if t["shape"] == name and t["rep"] == rep), flush=True)
+def alone(step, rec): explore_util.configs_alone(rec, SHAPES, {shape: BLOCKS for shape in SHAPES}, kw)
 
 
 explore_util.step_plans(sys.argv[1] if len(sys.argv) > 1 else None, "gemv_oneblock_h200",

@@ -28,29 +28,11 @@ apply = explore_util.route_shapes(lambda shape, c: kw(shape, *c))
 
 
 def alone(step, rec):
-    gen = torch.Generator(device="cuda").manual_seed(7)
     names = explore_util.launched_names(lambda: [G.gemv(torch.zeros(s[0], s[1], dtype=torch.float8_e4m3fn, device="cuda"), torch.zeros(s[0] // 128, s[1] // 128, device="cuda"),
                                                         torch.zeros(1, s[1], dtype=torch.bfloat16, device="cuda"), 0, None, **kw(s, *c))
                                                  for s in SHAPES for c in CFGS[s].values()])
     G.get_kernel("gemv", names[0], together=names)
-    rec["versus_engine"], rec["alone"] = {}, []
-    for shape, name in SHAPES.items():
-        for label, c in CFGS[shape].items():
-            k = {a: b for a, b in kw(shape, *c).items() if a not in ("S", "RG")}
-            v = [explore_util.versus_engine(gen, *shape, c[0], k) for _ in range(2)]
-            rec["versus_engine"][f"{name} {label}"] = v
-            print(f"{name} {label}: bit-identical to the engine's {all(x['identical'] for x in v)}", flush=True)
-            if not all(x["identical"] for x in v): rec["errors"].append(f"identity {name} {label}: {v}")
-    bw = rec["bandwidth_tbps"]
-    for rep in range(2):
-        for shape, name in SHAPES.items():
-            nb = G.bytes_of(shape[0], shape[1], 1, shape[2])
-            e = G.time_engine(*shape, gen)
-            rec["alone"].append(dict(shape=name, cfg="engine", rep=rep, us=e, frac=nb / (e * 1e-6) / (bw * 1e12)))
-            for label, c in CFGS[shape].items():
-                us = G.time_gemv(*shape, c[0], 1, gen, pdl=True, **{a: b for a, b in kw(shape, *c).items() if a not in ("S", "RG")})
-                rec["alone"].append(dict(shape=name, cfg=label, rep=rep, us=us, frac=nb / (us * 1e-6) / (bw * 1e12)))
-            print(f"rep {rep} {name}: " + ", ".join(f"{t['cfg']} {t['us']:.2f} us ({100 * t['frac']:.1f} %)" for t in rec["alone"] if t["shape"] == name and t["rep"] == rep), flush=True)
+    explore_util.configs_alone(rec, SHAPES, CFGS, kw)
 
 
 explore_util.step_plans(sys.argv[1] if len(sys.argv) > 1 else None, "gemv_oneround_h200",

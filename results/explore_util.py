@@ -84,6 +84,35 @@ def norm_identity(eps: float, build) -> list:
     return out
 
 
+def configs_alone(rec: dict, shapes: dict, cfgs: dict, kw, reps: int = 2):
+    """Each configuration of cfgs[shape] ({label: cfg}; cfg[0] the warps a block, kw(shape, *cfg) gemv's keyword arguments)
+    first bit-identical to the engine's kernel on the same inputs, twice (rec["versus_engine"]["NAME LABEL"]; a failure is
+    an error), then timed alone (PDL, graph, weights rotated past L2) beside the engine's kernel, `reps` interleaved rounds
+    (rec["alone"]: dict(shape=NAME, cfg, rep, us, frac of the record's bandwidth)). `shapes`: {shape: NAME}.
+    (explore_gemv_oneblock.py, explore_gemv_oneround.py.)"""
+    import torch
+    from qwen_engine import gemv as G
+    gen = torch.Generator(device="cuda").manual_seed(7)
+    rec["versus_engine"], rec["alone"] = {}, []
+    for shape, name in shapes.items():
+        for label, c in cfgs[shape].items():
+            k = {a: b for a, b in kw(shape, *c).items() if a not in ("S", "RG")}
+            v = [versus_engine(gen, *shape, c[0], k) for _ in range(2)]
+            rec["versus_engine"][f"{name} {label}"] = v
+            print(f"{name} {label}: bit-identical to the engine's {all(x['identical'] for x in v)}", flush=True)
+            if not all(x["identical"] for x in v): rec["errors"].append(f"identity {name} {label}: {v}")
+    bw = rec["bandwidth_tbps"]
+    for rep in range(reps):
+        for shape, name in shapes.items():
+            nb = G.bytes_of(shape[0], shape[1], 1, shape[2])
+            e = G.time_engine(*shape, gen)
+            rec["alone"].append(dict(shape=name, cfg="engine", rep=rep, us=e, frac=nb / (e * 1e-6) / (bw * 1e12)))
+            for label, c in cfgs[shape].items():
+                us = G.time_gemv(*shape, c[0], 1, gen, pdl=True, **{a: b for a, b in kw(shape, *c).items() if a not in ("S", "RG")})
+                rec["alone"].append(dict(shape=name, cfg=label, rep=rep, us=us, frac=nb / (us * 1e-6) / (bw * 1e12)))
+            print(f"rep {rep} {name}: " + ", ".join(f"{t['cfg']} {t['us']:.2f} us ({100 * t['frac']:.1f} %)" for t in rec["alone"] if t["shape"] == name and t["rep"] == rep), flush=True)
+
+
 def identity_and_alone(rec: dict, builds: dict, names: dict, reps: int = 2):
     """Each build of `builds` {label: (shape, kw)} (kw: gemv's keyword arguments, S included) first bit-identical to the engine's
     kernel on the same inputs, twice (rec["versus_engine"][label]), then timed alone (PDL, graph, weights rotated past L2)
