@@ -283,18 +283,20 @@ class DecodeStep:
 
     def _gemv(self, wq, x, epi, out, res=None):
         N, K = wq[0].shape
+        x26 = self._gemv_exploration(N, K, epi)
+        if x26 is None: engine_gemv(wq[0], wq[1], x, epi, res, out=out, scratch=self.scratch[(N, K, epi)], pdl=self.pdl)
+        else: gemv(wq[0], wq[1], x, epi, res, out=out, scratch=self.scratch[(N, K, epi)], pdl=self.pdl, **dict(engine_kwargs(N, K, epi), v26x=x26))
+
+    def _gemv_exploration(self, N: int, K: int, epi: int):
+        "The v26x build (chapter 06's explorations) a measurement switch puts in this GEMV's place; None: the engine's."
+        if self._await:                                      # the await hand-off: this GEMV awaits the norm's flag, not its grid
+            k, self._await = self._await, 0
+            return {"await": (self.nflag, k)}
         if self.count_handoff and epi == 1:                  # the count hand-off: the producer counts its warps' ends, fenced or not
-            gemv(wq[0], wq[1], x, epi, res, out=out, scratch=self.scratch[(N, K, epi)], pdl=self.pdl,
-                 **dict(engine_kwargs(N, K, epi), v26x={("dn" if self.count_handoff == "nofence" else "dnf"): self.counted}))
-        elif (N, K, epi) in self.gemv_ca:                    # chapter 06's v38: the activation by coherent loads
-            gemv(wq[0], wq[1], x, epi, res, out=out, scratch=self.scratch[(N, K, epi)], pdl=self.pdl, **dict(engine_kwargs(N, K, epi), v26x={"ca": True}))
-        elif self._await:                                    # the await hand-off: this GEMV awaits the norm's flag, not its grid
-            gemv(wq[0], wq[1], x, epi, res, out=out, scratch=self.scratch[(N, K, epi)], pdl=self.pdl,
-                 **dict(engine_kwargs(N, K, epi), v26x={"await": (self.nflag, self._await)}))
-            self._await = 0
-        elif self.handoff_trg > 0 and epi == 1:              # the hand-off measurement: the producer counts its warps' ends
-            gemv(wq[0], wq[1], x, epi, res, out=out, scratch=self.scratch[(N, K, epi)], pdl=self.pdl, **dict(engine_kwargs(N, K, epi), v26x={"dn": self.done}))
-        else: engine_gemv(wq[0], wq[1], x, epi, res, out=out, scratch=self.scratch[(N, K, epi)], pdl=self.pdl)
+            return {("dn" if self.count_handoff == "nofence" else "dnf"): self.counted}
+        if (N, K, epi) in self.gemv_ca: return {"ca": True}  # chapter 06's v38: the activation by coherent loads
+        if self.handoff_trg > 0 and epi == 1: return {"dn": self.done}   # the hand-off measurement: the producer counts its warps' ends
+        return None
 
     def reset(self, prompt: list, max_new_tokens: int = 0):
         "Host side, before a generation: zero the session state, back positions with pages, load the prompt."

@@ -601,3 +601,21 @@ def test_block_ends_and_one_block_an_sm_records():
     ms = lambda p, c: [t["ms"] for t in d["timings"] if t["plan"] == p and t["ctx"] == c]
     for p in d["plans"]:
         if p != "engine": assert all(min(ms(p, c)) > max(ms("engine", c)) for c in (1024, 32768)), p
+
+
+def test_gemv_exploration_switches_pick_one_build_and_the_await_number_is_used_once():
+    """DecodeStep._gemv_exploration (chapter 09a's measurement switches): off, every GEMV is the engine's (None); the await
+    hand-off's number goes to the next GEMV only and is then spent; the count hand-off's producers (epi 1) count, fenced or
+    not; v38's shapes read coherently; nothing else changes."""
+    from types import SimpleNamespace
+    from qwen_engine.step import DecodeStep
+    st = SimpleNamespace(_await=0, count_handoff=None, gemv_ca=set(), handoff_trg=0, nflag="flag", counted="count", done="done")
+    pick = lambda N, K, epi: DecodeStep._gemv_exploration(st, N, K, epi)
+    assert [pick(16384, 5120, 0), pick(5120, 17408, 1)] == [None, None]
+    st.count_handoff, st._await = "await", 3
+    assert pick(16384, 5120, 0) == {"await": ("flag", 3)} and st._await == 0 and pick(34816, 5120, 2) is None
+    assert pick(5120, 17408, 1) == {"dnf": "count"}
+    st.count_handoff = "nofence"
+    assert pick(5120, 6144, 1) == {"dn": "count"}
+    st.count_handoff, st.gemv_ca = None, {(34816, 5120, 2)}
+    assert pick(34816, 5120, 2) == {"ca": True} and pick(16384, 5120, 0) is None
